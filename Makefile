@@ -1,0 +1,41 @@
+# zkrecipes: `make test` runs everything CI runs; `make demo` shows the recipes.
+GO          ?= go
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 5s
+BENCHCOUNT  ?= 5
+
+.PHONY: test deps lint unit fuzz bench demo
+
+## test: lint, the whole suite with the race detector (real ZooKeeper), fuzz smoke
+test: deps lint unit fuzz
+
+## deps: Debian's ZooKeeper (and its Java) for the integration tests
+deps:
+	@test -f /usr/share/java/zookeeper.jar || { \
+		echo "installing Debian's zookeeper package"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper; }
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	@out=$$($(GO) fix -diff ./...); if [ -n "$$out" ]; then echo "$$out"; echo "go fix needed"; exit 1; fi
+	$(GO) mod verify
+
+# Goroutine leaks (goleak) and leftover znodes (zktest.Root) are checked
+# inside the tests themselves.
+unit:
+	$(GO) test -race -shuffle=on -count=1 -timeout 20m ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzSort$$' -fuzztime $(FUZZTIME) ./internal/seqnode/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/seqnode/
+
+## bench: performance against the baselines measured in the same run
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./bench/ | tee bench.txt
+	$(GO) run ./bench/ratio < bench.txt
+
+## demo: the README's first command
+demo:
+	$(GO) run ./cmd/zkrecipes demo

@@ -1,0 +1,176 @@
+// Package seqnode is the sequential-node engine behind every lock recipe:
+// Curator's LockInternals, done once. A recipe describes its nodes (directory,
+// lock name, the siblings it competes with) and a Predicate; the engine
+// creates the node, waits its turn watching exactly one other node, and hands
+// back a Hold that reports its own loss.
+package seqnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/background"
+	"github.com/zkrecipes/recipes/internal/zpath"
+)
+
+// Spec describes one kind of lock node.
+type Spec struct {
+	Dir      string    // directory holding the lock nodes; created as containers
+	Prefix   string    // lock name of our node: "lock-", "__READ__", "__WRIT__", "lease-"
+	Siblings []string  // lock names that order the directory; default {Prefix}
+	Data     []byte    // our node's data
+	Holds    Predicate // whether we hold, and whom to watch if not
+
+	// Relist makes a waiter read the children again whenever its watched
+	// node goes, instead of applying the deletion to the listing it has.
+	// Only layouts where a node can appear ahead of a queued one need it.
+	Relist bool
+}
+
+func (s Spec) siblings() []string {
+	if len(s.Siblings) == 0 {
+		return []string{s.Prefix}
+	}
+	return s.Siblings
+}
+
+// errRequeue reports that our node vanished while we waited (someone deleted
+// it): the attempt starts again with a new node at the back, as in Curator.
+var errRequeue = errors.New("waiting node deleted; queueing again")
+
+// Acquire queues a node in spec.Dir and waits until spec.Holds says it holds.
+// If wait is false it does not wait: when the lock is not free it returns
+// (nil, nil).
+//
+// Whenever Acquire returns without a Hold, our node has been deleted, or, if
+// ZooKeeper cannot be reached in time, the session deletes it in the
+// background as soon as it can (or it dies with the session).
+func Acquire(ctx context.Context, sess *recipes.Session, spec Spec, wait bool) (*Hold, error) {
+	for {
+		if err := sess.Err(); err != nil {
+			return nil, err
+		}
+		path, err := create(ctx, sess, spec, NewUUID())
+		if err != nil {
+			return nil, err
+		}
+		h, err := await(ctx, sess, spec, path, wait)
+		if errors.Is(err, errRequeue) {
+			continue
+		}
+		if h == nil {
+			cleanup(sess, path)
+		}
+		return h, err
+	}
+}
+
+// cleanup deletes a node we gave up on, on a context of its own, so that
+// the caller's cancelled context cannot cut it short.
+func cleanup(sess *recipes.Session, path string) {
+	ctx, cancel := context.WithTimeout(context.Background(), sess.Timeout())
+	defer cancel()
+	_ = sess.Delete(ctx, path)
+}
+
+// create makes our protected ephemeral sequential node and returns its path.
+// If a create's reply is lost, the next try first looks for the node by its
+// UUID, so a retry never leaves a second node.
+func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) (string, error) {
+	name := zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix))
+	var path string
+	sent := false
+	err := sess.Retry(ctx, func(conn *zk.Conn) error {
+		if sent {
+			p, err := findByUUID(conn, spec.Dir, uuid)
+			if err != nil || p != "" {
+				path = p
+				return err
+			}
+		}
+		sent = true
+		p, err := createInDir(conn, spec.Dir, name, spec.Data)
+		path = p
+		return err
+	})
+	if err != nil && sent {
+		// We stopped after a create that may have been applied; find the
+		// node and delete it once ZooKeeper can be reached (Curator's
+		// CURATOR-45 cleanup).
+		background.Run(sess, func() {
+			_ = sess.Retry(context.Background(), func(conn *zk.Conn) error {
+				p, err := findByUUID(conn, spec.Dir, uuid)
+				if err != nil || p == "" {
+					return err
+				}
+				return ignoreNoNode(conn.Delete(p, -1))
+			})
+		})
+		return "", fmt.Errorf("locks: create node in %s: %w", spec.Dir, err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("locks: create node in %s: %w", spec.Dir, err)
+	}
+	return path, nil
+}
+
+// createInDir creates the node, creating the directory and its missing
+// ancestors as containers when ZooKeeper reports the parent missing. A
+// container may be reaped between the two steps, so it tries a few times.
+func createInDir(conn *zk.Conn, dir, name string, data []byte) (string, error) {
+	for range 3 {
+		p, err := conn.Create(name, data, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+		if !errors.Is(err, zk.ErrNoNode) {
+			return p, err
+		}
+		if err := ensureContainer(conn, dir); err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("parent %s keeps disappearing: %w", dir, zk.ErrNoNode)
+}
+
+// ensureContainer creates dir as a container node, and its missing ancestors
+// before it, nearest first. Existing nodes cost one request.
+func ensureContainer(conn *zk.Conn, dir string) error {
+	_, err := conn.CreateContainer(dir, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNoNode) {
+		if ancestors := zpath.Ancestors(dir); len(ancestors) > 0 {
+			if err := ensureContainer(conn, ancestors[0]); err != nil {
+				return err
+			}
+		}
+		_, err = conn.CreateContainer(dir, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+	}
+	if err == nil || errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+func findByUUID(conn *zk.Conn, dir, uuid string) (string, error) {
+	children, _, err := conn.Children(dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, c := range children {
+		if UUID(c) == uuid {
+			return zpath.Join(dir, c), nil
+		}
+	}
+	return "", nil
+}
+
+func ignoreNoNode(err error) error {
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}

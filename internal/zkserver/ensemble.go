@@ -1,0 +1,299 @@
+package zkserver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Ensemble is a replicated ZooKeeper ensemble of QuorumPeerMain processes on
+// 127.0.0.1. Members are indexed from 0; member i has myid i+1.
+type Ensemble struct {
+	mu      sync.Mutex
+	cfg     *config
+	dir     string
+	members []*member
+	closed  bool
+}
+
+type member struct {
+	id                                 int
+	dir, cfgPath, logPath              string
+	clientPort, peerPort, electionPort int
+	proc                               *process
+}
+
+func (m *member) addr() string { return "127.0.0.1:" + strconv.Itoa(m.clientPort) }
+
+// StartEnsemble starts an ensemble of n servers and waits until a quorum
+// serves: every member reports Mode leader or follower and there is exactly
+// one leader.
+func StartEnsemble(n int, opts ...Option) (*Ensemble, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("zkserver: ensemble size %d < 1", n)
+	}
+	if err := EnsureInstalled(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "zktest-ensemble-")
+	if err != nil {
+		return nil, fmt.Errorf("zkserver: %w", err)
+	}
+	e := &Ensemble{cfg: newConfig(opts), dir: dir}
+	for attempt := 1; ; attempt++ {
+		err = e.startFresh(n)
+		if err == nil {
+			return e, nil
+		}
+		inUse := false
+		for _, m := range e.members {
+			inUse = inUse || portInUse(m.logPath)
+		}
+		if attempt == 3 || !inUse {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+}
+
+func (e *Ensemble) startFresh(n int) error {
+	ports, err := freePorts(3 * n)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.members = make([]*member, n)
+	var servers []string
+	for i := range n {
+		m := &member{
+			id:           i + 1,
+			dir:          filepath.Join(e.dir, "s"+strconv.Itoa(i+1)),
+			clientPort:   ports[3*i],
+			peerPort:     ports[3*i+1],
+			electionPort: ports[3*i+2],
+		}
+		m.cfgPath = filepath.Join(m.dir, "zoo.cfg")
+		m.logPath = filepath.Join(m.dir, "zookeeper.log")
+		e.members[i] = m
+		servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", m.id, m.peerPort, m.electionPort))
+	}
+	for _, m := range e.members {
+		dataDir := filepath.Join(m.dir, "data")
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return fmt.Errorf("zkserver: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dataDir, "myid"), []byte(strconv.Itoa(m.id)+"\n"), 0o644); err != nil {
+			return fmt.Errorf("zkserver: %w", err)
+		}
+		lines := append(baseConfig(dataDir, m.clientPort), servers...)
+		if err := writeConfig(m.cfgPath, lines, e.cfg.extraCfg); err != nil {
+			return err
+		}
+		if err := os.WriteFile(m.logPath, nil, 0o644); err != nil {
+			return fmt.Errorf("zkserver: %w", err)
+		}
+	}
+	for _, m := range e.members {
+		if err := e.launchLocked(m); err != nil {
+			e.killAllLocked()
+			return err
+		}
+	}
+	if err := e.waitQuorumLocked(); err != nil {
+		e.killAllLocked()
+		return err
+	}
+	return nil
+}
+
+func (e *Ensemble) launchLocked(m *member) error {
+	if m.proc != nil && m.proc.alive() {
+		return nil
+	}
+	p, err := startJava(m.dir, m.logPath, quorumMain, e.cfg.props, m.cfgPath)
+	if err != nil {
+		return err
+	}
+	m.proc = p
+	return nil
+}
+
+func (e *Ensemble) killAllLocked() {
+	for _, m := range e.members {
+		if m.proc != nil {
+			m.proc.kill()
+			m.proc = nil
+		}
+	}
+}
+
+// Len returns the number of members.
+func (e *Ensemble) Len() int { return len(e.members) }
+
+// Servers returns the client addresses of all members, running or not.
+func (e *Ensemble) Servers() []string {
+	out := make([]string, len(e.members))
+	for i, m := range e.members {
+		out[i] = m.addr()
+	}
+	return out
+}
+
+// Addr returns the client address of member i.
+func (e *Ensemble) Addr(i int) string { return e.members[i].addr() }
+
+// LogPath returns the log file of member i.
+func (e *Ensemble) LogPath(i int) string { return e.members[i].logPath }
+
+// Stop kills member i and waits for it to exit. It does not wait for the
+// remaining members to elect a new leader; use WaitQuorum for that.
+func (e *Ensemble) Stop(i int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.members[i]
+	if m.proc == nil {
+		return nil
+	}
+	err := m.proc.kill()
+	m.proc = nil
+	return err
+}
+
+// Start starts member i again (same ports and data). If a majority of
+// members is then running, it waits until all running members serve.
+func (e *Ensemble) Start(i int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errors.New("zkserver: ensemble is closed")
+	}
+	if err := e.launchLocked(e.members[i]); err != nil {
+		return err
+	}
+	if e.runningLocked() <= len(e.members)/2 {
+		return nil
+	}
+	return e.waitQuorumLocked()
+}
+
+// Restart stops and starts member i.
+func (e *Ensemble) Restart(i int) error {
+	if err := e.Stop(i); err != nil {
+		return err
+	}
+	return e.Start(i)
+}
+
+// WaitQuorum waits until every running member serves (Mode leader or
+// follower) and exactly one of them is the leader.
+func (e *Ensemble) WaitQuorum() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.waitQuorumLocked()
+}
+
+// Leader returns the index of the member that currently reports Mode leader,
+// or -1 if none does.
+func (e *Ensemble) Leader() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, m := range e.members {
+		if m.proc == nil {
+			continue
+		}
+		if mode, err := ServerMode(m.addr()); err == nil && (mode == "leader" || mode == "standalone") {
+			return i
+		}
+	}
+	return -1
+}
+
+func (e *Ensemble) runningLocked() int {
+	n := 0
+	for _, m := range e.members {
+		if m.proc != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *Ensemble) waitQuorumLocked() error {
+	deadline := time.Now().Add(e.cfg.startTimeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		status, err := e.pollLocked()
+		if err != nil {
+			return err
+		}
+		if status == "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			var msg strings.Builder
+			msg.WriteString(fmt.Sprintf("zkserver: ensemble not serving before deadline: %s", status))
+			for _, m := range e.members {
+				msg.WriteString(fmt.Sprintf("\n--- server %d log %s:\n%s", m.id, m.logPath, fileTail(m.logPath, 15)))
+			}
+			return errors.New(msg.String())
+		}
+		<-tick.C
+	}
+}
+
+// pollLocked returns "" if the running members form a serving quorum, a
+// description of what is missing otherwise, or an error if a member died.
+func (e *Ensemble) pollLocked() (string, error) {
+	leaders, status := 0, ""
+	for _, m := range e.members {
+		if m.proc == nil {
+			continue
+		}
+		if !m.proc.alive() {
+			return "", fmt.Errorf("zkserver: ensemble server %d exited (%v); log %s:\n%s",
+				m.id, m.proc.err, m.logPath, fileTail(m.logPath, 40))
+		}
+		mode, err := ServerMode(m.addr())
+		switch {
+		case err != nil:
+			status += fmt.Sprintf("server %d: %v; ", m.id, err)
+		case mode == "leader" || mode == "standalone":
+			leaders++
+		case mode != "follower":
+			status += fmt.Sprintf("server %d: mode %s; ", m.id, mode)
+		}
+	}
+	if status == "" && leaders != 1 {
+		status = fmt.Sprintf("%d leaders", leaders)
+	}
+	return status, nil
+}
+
+// Close kills every member and removes the ensemble's temporary directory.
+func (e *Ensemble) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var err error
+	for _, m := range e.members {
+		if m.proc != nil {
+			if kerr := m.proc.kill(); kerr != nil && err == nil {
+				err = kerr
+			}
+			m.proc = nil
+		}
+	}
+	if !e.closed {
+		e.closed = true
+		if rmErr := os.RemoveAll(e.dir); rmErr != nil && err == nil {
+			err = fmt.Errorf("zkserver: remove %s: %w", e.dir, rmErr)
+		}
+	}
+	return err
+}

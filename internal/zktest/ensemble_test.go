@@ -1,0 +1,53 @@
+package zktest
+
+import (
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+)
+
+func TestEnsembleSurvivesLosingLeader(t *testing.T) {
+	t.Parallel()
+	e := StartEnsembleT(t, 3)
+	if got := e.Servers(); len(got) != 3 {
+		t.Fatalf("Servers() = %v", got)
+	}
+	conn := Connect(t, e.Servers())
+	if _, err := conn.Create("/quorum", []byte("1"), 0, acl); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	leader := e.Leader()
+	if leader < 0 {
+		t.Fatal("no leader")
+	}
+	if err := e.Stop(leader); err != nil {
+		t.Fatalf("stop leader: %v", err)
+	}
+	if err := e.WaitQuorum(); err != nil {
+		t.Fatalf("quorum after losing the leader: %v", err)
+	}
+	if l := e.Leader(); l < 0 || l == leader {
+		t.Fatalf("leader after stop = %d (stopped %d)", l, leader)
+	}
+	// The old connection recovers; a new one works too.
+	if _, err := conn.Set("/quorum", []byte("2"), -1); err != nil {
+		// The client may have been connected to the stopped server;
+		// one retry covers the in-flight connection loss.
+		if _, err = conn.Set("/quorum", []byte("2"), -1); err != nil {
+			t.Fatalf("set after losing the leader: %v", err)
+		}
+	}
+	conn2 := Connect(t, e.Servers())
+	if data, _, err := conn2.Get("/quorum"); err != nil || string(data) != "2" {
+		t.Fatalf("get = %q, %v", data, err)
+	}
+	if err := e.Start(leader); err != nil {
+		t.Fatalf("restart old leader: %v", err)
+	}
+	if mode, err := ServerMode(e.Addr(leader)); err != nil || mode != "follower" {
+		t.Fatalf("restarted member mode = %q, %v", mode, err)
+	}
+	if _, err := conn2.Sync("/quorum"); err != nil && err != zk.ErrNoNode {
+		t.Fatalf("sync: %v", err)
+	}
+}

@@ -1,0 +1,317 @@
+package zktest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// Proxy is a fault-injecting TCP proxy on 127.0.0.1 in front of one
+// ZooKeeper server. Clients reach it with zk.WithDialer(p.Dialer) or by
+// dialing p.Addr(). It speaks only the ZooKeeper client protocol: traffic is
+// forwarded one length-prefixed packet at a time.
+type Proxy struct {
+	target string
+	ln     net.Listener
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	conns   map[*proxyConn]struct{}
+	closed  bool
+	cut     bool
+	stalled bool
+	resume  chan struct{} // closed by Restore when stalled
+	rule    *dropRule     // armed DropReply rule not yet matched
+	last    *dropRule     // most recent DropReply rule
+	onHold  func()        // test hook: called when a packet is held by a stall
+}
+
+// NewProxy starts a proxy to target ("host:port") on a free loopback port.
+func NewProxy(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("zktest: proxy listen: %w", err)
+	}
+	p := &Proxy{target: target, ln: ln, conns: map[*proxyConn]struct{}{}}
+	p.wg.Add(1)
+	go p.acceptLoop()
+	return p, nil
+}
+
+// Addr returns the proxy's listening address, "127.0.0.1:port".
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Target returns the address the proxy forwards to.
+func (p *Proxy) Target() string { return p.target }
+
+// Dialer is a zk.Dialer that ignores the requested address and connects to
+// the proxy, which forwards to its target.
+func (p *Proxy) Dialer(network, address string, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout("tcp", p.Addr(), timeout)
+}
+
+// Cut closes every open client connection and, until Restore, closes new
+// connections as soon as they are accepted.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	p.cut = true
+	conns := p.snapshotLocked()
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+}
+
+// Stall stops forwarding in both directions: open connections stay open and
+// bytes are held, not lost, and new connections are accepted but not served
+// until Restore.
+func (p *Proxy) Stall() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.stalled {
+		p.stalled = true
+		p.resume = make(chan struct{})
+	}
+}
+
+// Restore undoes Cut and Stall: new connections are accepted again and held
+// bytes are forwarded.
+func (p *Proxy) Restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = false
+	if p.stalled {
+		p.stalled = false
+		close(p.resume)
+	}
+}
+
+// DropReply arms a one-shot rule. The first client request, on any
+// connection, for which match(opcode, path) returns true is forwarded to the
+// server as usual, but the server's reply to it is discarded and that client
+// connection is closed, so the client sees a connection loss although the
+// server applied the request. path is the request's path for path-based
+// operations, the path of the first operation for multi, and "" otherwise.
+// The returned channel (also available from Dropped) is closed once the
+// reply has been dropped and the connection closed; it never closes if the
+// matched request's connection is lost before the reply arrives. Arming a
+// new rule replaces a rule that has not matched yet.
+func (p *Proxy) DropReply(match func(opcode int32, path string) bool) <-chan struct{} {
+	r := &dropRule{match: match, done: make(chan struct{})}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rule, p.last = r, r
+	return r.done
+}
+
+// Dropped returns the channel of the most recent DropReply rule, closed once
+// that rule's reply was dropped, or nil if DropReply was never called.
+func (p *Proxy) Dropped() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil {
+		return nil
+	}
+	return p.last.done
+}
+
+// Close stops the listener, closes every connection and waits for all of
+// the proxy's goroutines to exit.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	conns := p.snapshotLocked()
+	p.mu.Unlock()
+	err := p.ln.Close()
+	for _, c := range conns {
+		c.close()
+	}
+	p.wg.Wait()
+	return err
+}
+
+func (p *Proxy) snapshotLocked() []*proxyConn {
+	out := make([]*proxyConn, 0, len(p.conns))
+	for c := range p.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (p *Proxy) acceptLoop() {
+	defer p.wg.Done()
+	for {
+		client, err := p.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		p.mu.Lock()
+		refuse := p.cut || p.closed
+		if !refuse {
+			p.wg.Add(1)
+		}
+		p.mu.Unlock()
+		if refuse {
+			client.Close()
+			continue
+		}
+		go p.serve(client)
+	}
+}
+
+// serve dials the target for one accepted client and runs both pumps.
+func (p *Proxy) serve(client net.Conn) {
+	defer p.wg.Done()
+	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	if err != nil {
+		client.Close()
+		return
+	}
+	c := &proxyConn{client: client, server: server, done: make(chan struct{}), drops: map[int32]*dropRule{}}
+	p.mu.Lock()
+	if p.cut || p.closed {
+		p.mu.Unlock()
+		c.close()
+		return
+	}
+	p.conns[c] = struct{}{}
+	p.mu.Unlock()
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); p.pump(c, true) }()
+	go func() { defer wg.Done(); p.pump(c, false) }()
+	wg.Wait()
+
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+// pump forwards packets from client to server (up) or server to client.
+// The first packet in each direction is the connect request or response and
+// has no header.
+func (p *Proxy) pump(c *proxyConn, up bool) {
+	defer c.close()
+	src, dst := c.server, c.client
+	if up {
+		src, dst = c.client, c.server
+	}
+	for first := true; ; first = false {
+		frame, err := readFrame(src)
+		if err != nil {
+			return
+		}
+		if !p.waitOpen(c) {
+			return
+		}
+		if !first {
+			if up {
+				p.inspectRequest(c, frame)
+			} else if r := c.takeDrop(frame); r != nil {
+				c.close()
+				close(r.done)
+				return
+			}
+		}
+		if _, err := dst.Write(frame); err != nil {
+			return
+		}
+	}
+}
+
+// waitOpen blocks while the proxy is stalled. It returns false if c was
+// closed meanwhile.
+func (p *Proxy) waitOpen(c *proxyConn) bool {
+	for {
+		p.mu.Lock()
+		stalled, resume, hook := p.stalled, p.resume, p.onHold
+		p.mu.Unlock()
+		if !stalled {
+			return true
+		}
+		if hook != nil {
+			hook()
+		}
+		select {
+		case <-resume:
+		case <-c.done:
+			return false
+		}
+	}
+}
+
+// inspectRequest matches a client request against the armed DropReply rule
+// and, on a match, remembers its xid on c.
+func (p *Proxy) inspectRequest(c *proxyConn, frame []byte) {
+	p.mu.Lock()
+	r := p.rule
+	p.mu.Unlock()
+	if r == nil {
+		return
+	}
+	xid, op, path, ok := parseRequest(frame)
+	if !ok || !r.match(op, path) {
+		return
+	}
+	p.mu.Lock()
+	claimed := p.rule == r
+	if claimed {
+		p.rule = nil
+	}
+	p.mu.Unlock()
+	if claimed {
+		c.mu.Lock()
+		c.drops[xid] = r
+		c.mu.Unlock()
+	}
+}
+
+type dropRule struct {
+	match func(opcode int32, path string) bool
+	done  chan struct{}
+}
+
+// proxyConn is one proxied client connection.
+type proxyConn struct {
+	client, server net.Conn
+	done           chan struct{}
+	once           sync.Once
+
+	mu    sync.Mutex
+	drops map[int32]*dropRule // xid -> rule whose reply must be dropped
+}
+
+func (c *proxyConn) close() {
+	c.once.Do(func() {
+		close(c.done)
+		c.client.Close()
+		c.server.Close()
+	})
+}
+
+// takeDrop returns the rule whose reply frame this is, if any.
+func (c *proxyConn) takeDrop(frame []byte) *dropRule {
+	xid, ok := parseReplyXid(frame)
+	if !ok {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.drops[xid]
+	delete(c.drops, xid)
+	return r
+}

@@ -1,0 +1,58 @@
+package zktest
+
+import (
+	"testing"
+
+	"github.com/zkrecipes/recipes/internal/zkserver"
+)
+
+// Server, Ensemble and their options come from zkserver; they are here so
+// that tests need one import.
+type (
+	Server   = zkserver.Server
+	Ensemble = zkserver.Ensemble
+	Option   = zkserver.Option
+)
+
+var (
+	Start              = zkserver.Start
+	StartEnsemble      = zkserver.StartEnsemble
+	WithStartTimeout   = zkserver.WithStartTimeout
+	WithConfig         = zkserver.WithConfig
+	WithSystemProperty = zkserver.WithSystemProperty
+	FourLetterWord     = zkserver.FourLetterWord
+	ServerMode         = zkserver.ServerMode
+	EnsureInstalled    = zkserver.EnsureInstalled
+)
+
+// StartT starts a standalone server like Start, failing t if it cannot, and
+// closes the server when t's cleanup runs.
+func StartT(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s, err := Start(opts...)
+	if err != nil {
+		t.Fatalf("zktest: start ZooKeeper: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("zktest: close ZooKeeper: %v", err)
+		}
+	})
+	return s
+}
+
+// StartEnsembleT starts an ensemble like StartEnsemble, failing t if it
+// cannot, and closes it when t's cleanup runs.
+func StartEnsembleT(t testing.TB, n int, opts ...Option) *Ensemble {
+	t.Helper()
+	e, err := StartEnsemble(n, opts...)
+	if err != nil {
+		t.Fatalf("zktest: start ZooKeeper ensemble: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("zktest: close ZooKeeper ensemble: %v", err)
+		}
+	})
+	return e
+}

@@ -1,0 +1,26 @@
+package zpath
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestValidate(t *testing.T) {
+	for _, ok := range []string{"/a", "/a/b", "/locks/our-lock", "/ünïcode", "/a.b/..c"} {
+		assert.NoError(t, Validate(ok), ok)
+	}
+	for _, bad := range []string{"", "a", "a/b", "/", "/a/", "//a", "/a//b", "/a/./b", "/a/..", "/a\x00b", "/a\x1fb", "/a\u0085", "/a\ufff5", "/\xff"} {
+		err := Validate(bad)
+		assert.Error(t, err, "%q", bad)
+		assert.True(t, errors.Is(err, ErrInvalid), "%q", bad)
+	}
+}
+
+func TestAncestorsAndBase(t *testing.T) {
+	assert.Equal(t, []string{"/a/b", "/a"}, Ancestors("/a/b/c"))
+	assert.Empty(t, Ancestors("/a"))
+	assert.Equal(t, "c", Base("/a/b/c"))
+	assert.Equal(t, "/a/b", Join("/a", "b"))
+}

@@ -1,0 +1,48 @@
+package locks
+
+import (
+	"fmt"
+	"os"
+)
+
+// MaxDataSize is the most node data a lock accepts: ZooKeeper refuses a
+// request larger than its jute.maxbuffer (by default 1 MiB - 1 byte), and
+// the request carries the path and ACL too, for which 1 KiB is kept back.
+const MaxDataSize = 1<<20 - 1<<10
+
+// An Option configures a lock.
+type Option func(*config)
+
+type config struct {
+	data    []byte
+	dataSet bool
+}
+
+// WithData sets the data stored in the lock's node, which Participants and
+// `zkrecipes inspect` show. Default: DefaultData().
+func WithData(data []byte) Option {
+	return func(c *config) { c.data, c.dataSet = data, true }
+}
+
+func buildConfig(opts []Option) (config, error) {
+	var c config
+	for _, opt := range opts {
+		opt(&c)
+	}
+	if !c.dataSet {
+		c.data = DefaultData()
+	}
+	if len(c.data) > MaxDataSize {
+		return c, fmt.Errorf("%w: node data is %d bytes, more than MaxDataSize (%d)", ErrInvalid, len(c.data), MaxDataSize)
+	}
+	return c, nil
+}
+
+// DefaultData identifies this process: "host:pid".
+func DefaultData() []byte {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return fmt.Appendf(nil, "%s:%d", host, os.Getpid())
+}

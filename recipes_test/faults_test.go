@@ -1,0 +1,178 @@
+package recipes_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// Opcodes of the requests that create a node.
+const (
+	opCreate  = 1
+	opCreate2 = 15
+)
+
+func newProxy(t *testing.T) *zktest.Proxy {
+	t.Helper()
+	p, err := zktest.NewProxy(zktest.ServersT(t)[0])
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// stateLog records a session's states for a test to wait on.
+type stateLog chan recipes.State
+
+func (l stateLog) listener(s recipes.State) { l <- s }
+
+func (l stateLog) waitFor(t *testing.T, want recipes.State) {
+	t.Helper()
+	for s := range l {
+		if s == want {
+			return
+		}
+	}
+}
+
+// TestMutexHolderLearnsOfLossFirst partitions a holder from ZooKeeper for
+// longer than its session timeout: the holder's context must be cancelled
+// with ErrLockLost before the next waiter acquires, and the next holder's
+// fencing token must be greater.
+func TestMutexHolderLearnsOfLossFirst(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	proxy := newProxy(t)
+	holderSession := connect(t, recipes.WithDialer(proxy.Dialer))
+	holder := newMutex(t, holderSession, path)
+	heldA, err := holder.Lock(bg())
+	require.NoError(t, err)
+	tokenA, err := holder.Token(heldA)
+	require.NoError(t, err)
+
+	waiter := newMutex(t, connect(t), path)
+	type result struct {
+		held      context.Context
+		err       error
+		lostFirst bool
+	}
+	got := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), waitLong)
+		defer cancel()
+		h, err := waiter.Lock(ctx)
+		got <- result{h, err, heldA.Err() != nil}
+	}()
+	waitQueued(t, admin, path, 2)
+
+	proxy.Stall() // the holder's packets go nowhere; it is not told
+	r := <-got
+	require.NoError(t, r.err)
+	assert.True(t, r.lostFirst, "the waiter acquired before the holder learned of its loss")
+	cause := context.Cause(heldA)
+	assert.ErrorIs(t, cause, locks.ErrLockLost)
+	assert.ErrorIs(t, cause, recipes.ErrSessionLost)
+	assert.Equal(t, recipes.StateLost, holderSession.State())
+
+	tokenB, err := waiter.Token(r.held)
+	require.NoError(t, err)
+	assert.Greater(t, tokenB, tokenA)
+	require.NoError(t, waiter.Unlock(r.held))
+	assert.ErrorIs(t, holder.Unlock(heldA), locks.ErrLockLost)
+	proxy.Restore()
+}
+
+// TestMutexSurvivesShortDisconnect cuts the holder's connection for less
+// than the session timeout: the session is suspended and then reconnected,
+// and the lock is still held throughout.
+func TestMutexSurvivesShortDisconnect(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	proxy := newProxy(t)
+	states := make(stateLog, 16)
+	s := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener))
+	m := newMutex(t, s, path)
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	id := s.ID()
+
+	proxy.Cut()
+	states.waitFor(t, recipes.StateSuspended)
+	proxy.Restore()
+	states.waitFor(t, recipes.StateReconnected)
+	assert.Equal(t, id, s.ID())
+	assert.Equal(t, id, s.Conn().SessionID(), "reconnected on another session")
+	assert.NoError(t, held.Err(), "a short disconnect lost the lock")
+	assert.Len(t, children(t, admin, path), 1)
+	require.NoError(t, m.Unlock(held))
+	assert.Empty(t, children(t, admin, path))
+}
+
+// TestMutexRecoversNodeAfterLostCreateReply drops ZooKeeper's reply to our
+// create and the connection with it: the server made the node, so the
+// retry must find it by its UUID instead of making a second one.
+func TestMutexRecoversNodeAfterLostCreateReply(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	proxy := newProxy(t)
+	s := connect(t, recipes.WithDialer(proxy.Dialer))
+	m := newMutex(t, s, path)
+	dropped := proxy.DropReply(func(op int32, p string) bool {
+		return (op == opCreate || op == opCreate2) && strings.HasPrefix(p, path+"/_c_")
+	})
+
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
+	defer cancel()
+	held, err := m.Lock(ctx)
+	require.NoError(t, err)
+	select {
+	case <-dropped:
+	default:
+		t.Fatal("the create reply was never dropped")
+	}
+	nodes := children(t, admin, path)
+	require.Len(t, nodes, 1, "a second node was created")
+	_, st, err := admin.Get(path + "/" + nodes[0])
+	require.NoError(t, err)
+	assert.Equal(t, s.ID(), st.EphemeralOwner)
+	token, err := m.Token(held)
+	require.NoError(t, err)
+	assert.Equal(t, st.Czxid, token)
+	require.NoError(t, m.Unlock(held))
+	assert.Empty(t, children(t, admin, path))
+}
+
+// TestNewSessionWrapsAConnection checks a session over a connection the
+// caller made: locks work, and Close leaves the connection open.
+func TestNewSessionWrapsAConnection(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	conn, events, err := zk.Connect(zktest.ServersT(t), testSessionTimeout, zk.WithLogger(quiet{}))
+	require.NoError(t, err)
+	defer conn.Close()
+	s, err := recipes.NewSession(bg(), conn, events, recipes.WithSessionTimeout(testSessionTimeout))
+	require.NoError(t, err)
+	m := newMutex(t, s, root+"/lock")
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(held))
+	require.NoError(t, s.Close())
+	assert.ErrorIs(t, s.Err(), recipes.ErrClosed)
+	_, _, err = conn.Exists(root)
+	assert.NoError(t, err, "closing the session closed the caller's connection")
+	assert.Empty(t, children(t, admin, root+"/lock"))
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}

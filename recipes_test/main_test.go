@@ -1,0 +1,91 @@
+// Package recipes_test holds the integration tests: every recipe against a
+// real ZooKeeper server that the harness starts on loopback (or the servers in
+// ZK_SERVERS).
+package recipes_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+func TestMain(m *testing.M) {
+	if runWorker() {
+		return
+	}
+	goleak.VerifyTestMain(zktest.WithServer(m))
+}
+
+// testSessionTimeout is short so that loss tests finish quickly; the test
+// server allows sessions down to 200 ms.
+const testSessionTimeout = 3 * time.Second
+
+// waitLong bounds any wait for something that should happen promptly.
+const waitLong = 30 * time.Second
+
+// newRoot returns an admin connection and a fresh root path for t, checked
+// for leftover nodes when t ends. Call it before opening sessions, so that
+// they are closed before the check.
+func newRoot(t *testing.T) (*zk.Conn, string) {
+	t.Helper()
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	return admin, zktest.Root(t, admin)
+}
+
+// connect opens a session that is closed when t ends.
+func connect(t *testing.T, opts ...recipes.Option) *recipes.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	opts = append([]recipes.Option{recipes.WithSessionTimeout(testSessionTimeout)}, opts...)
+	s, err := recipes.Connect(ctx, zktest.ServersT(t), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func newMutex(t *testing.T, s *recipes.Session, path string, opts ...locks.Option) *locks.Mutex {
+	t.Helper()
+	m, err := locks.NewMutex(s, path, opts...)
+	require.NoError(t, err)
+	return m
+}
+
+// children lists path's children; a missing path has none.
+func children(t *testing.T, conn *zk.Conn, path string) []string {
+	t.Helper()
+	names, _, err := conn.Children(path)
+	if err == zk.ErrNoNode {
+		return nil
+	}
+	require.NoError(t, err)
+	return names
+}
+
+// eventually waits for cond, polling; for states only visible by asking.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitQueued waits until path has n lock nodes.
+func waitQueued(t *testing.T, conn *zk.Conn, path string, n int) {
+	t.Helper()
+	eventually(t, "lock nodes to queue", func() bool { return len(children(t, conn, path)) == n })
+}
+
+func bg() context.Context { return context.Background() }

@@ -1,0 +1,413 @@
+package recipes_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// exclusion runs workers that each take the lock iterations times and
+// increment a counter non-atomically inside (a load, a yield, a store): a
+// second holder would lose updates. It also counts overlapping holders.
+func exclusion(t *testing.T, mutexFor func(worker int) *locks.Mutex, workers, iterations int) {
+	t.Helper()
+	var counter, inside, overlaps atomic.Int64
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			m := mutexFor(w)
+			for range iterations {
+				held, err := m.Lock(bg())
+				if err != nil {
+					errs <- err
+					return
+				}
+				if inside.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				v := counter.Load()
+				runtime.Gosched()
+				counter.Store(v + 1)
+				inside.Add(-1)
+				if err := m.Unlock(held); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Zero(t, overlaps.Load(), "two holders at once")
+	assert.Equal(t, int64(workers*iterations), counter.Load(), "lost updates")
+}
+
+func TestMutexExcludesGoroutinesSharingOneValue(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	m := newMutex(t, connect(t), root+"/lock")
+	exclusion(t, func(int) *locks.Mutex { return m }, 20, 50)
+}
+
+func TestMutexExcludesSeparateClients(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	mutexes := make([]*locks.Mutex, 20)
+	for i := range mutexes {
+		mutexes[i] = newMutex(t, connect(t), root+"/lock")
+	}
+	exclusion(t, func(w int) *locks.Mutex { return mutexes[w] }, 20, 50)
+}
+
+func TestMutexReentrancy(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	m := newMutex(t, connect(t), path)
+
+	c1, err := m.Lock(bg())
+	require.NoError(t, err)
+	c2, err := m.Lock(c1)
+	require.NoError(t, err)
+	c3, err := m.Lock(c2)
+	require.NoError(t, err)
+	require.Len(t, children(t, admin, path), 1, "re-entry must not create a node")
+
+	// A second goroutine, sharing the Mutex value but not the context,
+	// queues and must stay out until the third Unlock.
+	var got atomic.Bool
+	secondDone := make(chan error, 1)
+	go func() {
+		held, err := m.Lock(bg())
+		if err == nil {
+			got.Store(true)
+			err = m.Unlock(held)
+		}
+		secondDone <- err
+	}()
+	waitQueued(t, admin, path, 2)
+
+	require.NoError(t, m.Unlock(c3))
+	require.NoError(t, m.Unlock(c2))
+	assert.False(t, got.Load(), "second goroutine got in while the lock was held once")
+	assert.NoError(t, c1.Err(), "held context cancelled before the last Unlock")
+	require.NoError(t, m.Unlock(c1))
+	assert.ErrorIs(t, context.Cause(c1), locks.ErrReleased)
+
+	require.NoError(t, <-secondDone)
+	assert.True(t, got.Load())
+	assert.Empty(t, children(t, admin, path))
+}
+
+func TestMutexUnlockNotHeld(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	s := connect(t)
+	m := newMutex(t, s, path)
+
+	assert.ErrorIs(t, m.Unlock(bg()), locks.ErrNotHeld)
+
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	before := children(t, admin, path)
+	// A context that does not carry the hold, and another mutex's hold.
+	assert.ErrorIs(t, m.Unlock(bg()), locks.ErrNotHeld)
+	other := newMutex(t, s, root+"/other")
+	assert.ErrorIs(t, other.Unlock(held), locks.ErrNotHeld)
+	assert.Equal(t, before, children(t, admin, path), "a refused Unlock deleted something")
+
+	require.NoError(t, m.Unlock(held))
+	assert.ErrorIs(t, m.Unlock(held), locks.ErrNotHeld, "double Unlock")
+	_, err = m.Token(held)
+	assert.ErrorIs(t, err, locks.ErrReleased)
+}
+
+func TestMutexTryLock(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	a, b := newMutex(t, connect(t), path), newMutex(t, connect(t), path)
+
+	held, ok, err := a.TryLock(bg())
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, ok, err = b.TryLock(bg())
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Len(t, children(t, admin, path), 1, "a failed TryLock left its node")
+
+	again, ok, err := a.TryLock(held)
+	require.NoError(t, err)
+	assert.True(t, ok, "TryLock re-enters")
+	require.NoError(t, a.Unlock(again))
+	require.NoError(t, a.Unlock(held))
+
+	held, ok, err = b.TryLock(bg())
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, b.Unlock(held))
+}
+
+func TestMutexTimeoutAndCancelLeaveNoNode(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	holder := newMutex(t, connect(t), path)
+	held, err := holder.Lock(bg())
+	require.NoError(t, err)
+	holderNode := children(t, admin, path)
+
+	waiter := newMutex(t, connect(t), path)
+	ctx, cancel := context.WithTimeout(bg(), 300*time.Millisecond)
+	defer cancel()
+	_, err = waiter.Lock(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, holderNode, children(t, admin, path), "timed-out waiter left its node")
+
+	ctx, cancel = context.WithCancel(bg())
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter.Lock(ctx)
+		done <- err
+	}()
+	waitQueued(t, admin, path, 2)
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	assert.Equal(t, holderNode, children(t, admin, path), "cancelled waiter left its node")
+
+	require.NoError(t, holder.Unlock(held))
+}
+
+// TestMutexFIFOAndOneWakeupPerRelease queues 50 waiters, each on its own
+// session, and checks that they are served in queue order and that each
+// release wakes exactly one of them: the sessions still waiting receive one
+// watch notification in all.
+func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	const waiters = 50
+
+	first := newMutex(t, connect(t), path)
+	held, err := first.Lock(bg())
+	require.NoError(t, err)
+
+	type acquired struct {
+		who  int
+		held context.Context
+	}
+	sessions := make([]*recipes.Session, waiters)
+	got := make(chan acquired)
+	errs := make(chan error, waiters)
+	for i := range waiters {
+		sessions[i] = connect(t)
+		m := newMutex(t, sessions[i], path)
+		go func() {
+			h, err := m.Lock(bg())
+			if err != nil {
+				errs <- err
+				return
+			}
+			got <- acquired{i, h}
+		}()
+		waitQueued(t, admin, path, i+2)
+	}
+
+	release := func(m *locks.Mutex, h context.Context) { require.NoError(t, m.Unlock(h)) }
+	releaser := first
+	for next := range waiters {
+		before := make([]int64, waiters)
+		for i := next; i < waiters; i++ {
+			before[i] = sessions[i].Stats().WatchEvents
+		}
+		release(releaser, held)
+		var a acquired
+		select {
+		case a = <-got:
+		case err := <-errs:
+			t.Fatal(err)
+		}
+		require.Equal(t, next, a.who, "served out of queue order")
+		// A request on each waiting session flushes any notification the
+		// release caused: ZooKeeper sends a session's events before the
+		// replies to its later requests.
+		var woken int64
+		for i := next; i < waiters; i++ {
+			_, _, err := sessions[i].Conn().Exists(path)
+			require.NoError(t, err)
+			woken += sessions[i].Stats().WatchEvents - before[i]
+		}
+		require.Equal(t, int64(1), woken, "release %d woke %d waiters", next, woken)
+		releaser, held = newMutex(t, sessions[a.who], path), a.held
+	}
+	release(releaser, held)
+	assert.Empty(t, children(t, admin, path))
+}
+
+func TestMutexBadInputCreatesNothing(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	for _, p := range []string{"", "relative/lock", root + "/lock/", root + "//lock", root + "/./lock", "/"} {
+		_, err := locks.NewMutex(s, p)
+		assert.ErrorIs(t, err, locks.ErrInvalid, "path %q", p)
+	}
+	_, err := locks.NewMutex(s, root+"/lock", locks.WithData(make([]byte, locks.MaxDataSize+1)))
+	assert.ErrorIs(t, err, locks.ErrInvalid)
+	assert.Contains(t, err.Error(), "MaxDataSize")
+	_, err = locks.NewMutex(nil, root+"/lock")
+	assert.ErrorIs(t, err, locks.ErrInvalid)
+	assert.Contains(t, err.Error(), "nil session")
+	ok, _, err := admin.Exists(root)
+	require.NoError(t, err)
+	assert.False(t, ok, "bad input created %s", root)
+
+	// The largest data allowed does go through.
+	m := newMutex(t, s, root+"/lock", locks.WithData(make([]byte, locks.MaxDataSize)))
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(held))
+}
+
+func TestMutexParticipantsDataAndDefault(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	a := newMutex(t, connect(t), path)
+	b := newMutex(t, connect(t), path, locks.WithData([]byte("worker-b")))
+
+	held, err := a.Lock(bg())
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		h, err := b.Lock(bg())
+		if err == nil {
+			err = b.Unlock(h)
+		}
+		done <- err
+	}()
+	waitQueued(t, admin, path, 2)
+
+	ps, err := b.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 2)
+	assert.Equal(t, string(locks.DefaultData()), string(ps[0].Data), "holder first, with default data")
+	assert.Equal(t, "worker-b", string(ps[1].Data))
+	token, err := a.Token(held)
+	require.NoError(t, err)
+	assert.Equal(t, token, ps[0].Token)
+	assert.True(t, strings.HasPrefix(ps[0].Path, path+"/_c_"), ps[0].Path)
+	assert.WithinDuration(t, time.Now(), ps[0].Created, time.Minute)
+
+	require.NoError(t, a.Unlock(held))
+	require.NoError(t, <-done)
+	ps, err = a.Participants(bg())
+	require.NoError(t, err)
+	assert.Empty(t, ps)
+}
+
+func TestMutexFencingTokensGrowAndMultiIsGuarded(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	m := newMutex(t, connect(t), path)
+	var last int64
+	for range 3 {
+		held, err := m.Lock(bg())
+		require.NoError(t, err)
+		token, err := m.Token(held)
+		require.NoError(t, err)
+		assert.Greater(t, token, last)
+		last = token
+		require.NoError(t, m.Unlock(held))
+	}
+
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	data := root + "/data"
+	_, err = m.Multi(held, &zk.CreateRequest{Path: data, Acl: zk.WorldACL(zk.PermAll)})
+	require.NoError(t, err)
+	ok, _, err := admin.Exists(data)
+	require.NoError(t, err)
+	assert.True(t, ok, "guarded multi did not apply")
+
+	// Someone deletes our node: the hold is lost, and a guarded multi must
+	// not apply.
+	nodes := children(t, admin, path)
+	require.Len(t, nodes, 1)
+	require.NoError(t, admin.Delete(path+"/"+nodes[0], -1))
+	<-held.Done()
+	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost)
+	_, err = m.Multi(held, &zk.DeleteRequest{Path: data, Version: -1})
+	assert.ErrorIs(t, err, locks.ErrLockLost)
+	ok, _, err = admin.Exists(data)
+	require.NoError(t, err)
+	assert.True(t, ok, "multi applied after the lock was lost")
+	assert.ErrorIs(t, m.Unlock(held), locks.ErrLockLost)
+	require.NoError(t, admin.Delete(data, -1))
+}
+
+func TestMutexRevocation(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/lock"
+	s := connect(t)
+	holder := newMutex(t, s, path)
+	held, err := holder.Lock(bg())
+	require.NoError(t, err)
+
+	// The holder lets go when asked, as Curator's testRevoking does.
+	released := make(chan error, 1)
+	go func() {
+		<-holder.Revoked(held)
+		released <- holder.Unlock(held)
+	}()
+	other := newMutex(t, connect(t), path)
+	ps, err := other.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 1)
+	require.NoError(t, locks.Revoke(bg(), s, ps[0].Path))
+	require.NoError(t, <-released)
+
+	ctx, cancel := context.WithTimeout(bg(), 5*time.Second)
+	defer cancel()
+	h2, err := other.Lock(ctx)
+	require.NoError(t, err)
+	require.NoError(t, other.Unlock(h2))
+	assert.NoError(t, locks.Revoke(bg(), s, ps[0].Path), "revoking a gone node is not an error")
+	assert.Nil(t, holder.Revoked(bg()))
+}
+
+func TestMutexHeldContextFollowsParent(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	m := newMutex(t, connect(t), root+"/lock")
+	parent, cancel := context.WithCancel(bg())
+	held, err := m.Lock(parent)
+	require.NoError(t, err)
+	cancel()
+	<-held.Done()
+	assert.False(t, errors.Is(context.Cause(held), locks.ErrLockLost), "parent cancellation is not loss")
+	// The lock is still held until Unlock, and Unlock works on the
+	// cancelled context.
+	_, err = m.Token(held)
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(held))
+}
