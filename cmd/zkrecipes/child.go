@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -18,16 +17,13 @@ import (
 // lock is lost, before it gets SIGKILL.
 const killGrace = 5 * time.Second
 
-// runHolding runs command while held lasts. It passes the signals zkrecipes
-// gets on to the command; if the lock is lost, it terminates the command. It
+// runHolding runs command while held lasts. It passes the signals that
+// arrive on sigs on to the command; if the lock is lost, it terminates the command. It
 // returns the command's exit status and whether the lock was lost.
-func runHolding(held context.Context, command, env []string, stderr io.Writer) (code int, lost bool) {
+func runHolding(held context.Context, command, env []string, sigs <-chan os.Signal, stderr io.Writer) (code int, lost bool) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), env...)
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "zkrecipes: %v\n", err)
 		return 127, false

@@ -17,27 +17,32 @@ import (
 	"github.com/zkrecipes/recipes/locks"
 )
 
-// cancelOnSignal calls cancel on SIGINT or SIGTERM until stop is called.
-func cancelOnSignal(cancel context.CancelFunc) (stop func()) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+// forwardedSignals are caught for the whole run: they end a wait, and are
+// passed on to the command once it runs.
+var forwardedSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// cancelOnSignal calls cancel when a signal arrives on sigs, until stop is
+// called; stop reports whether a signal came first.
+func cancelOnSignal(sigs <-chan os.Signal, cancel context.CancelFunc) (stop func() bool) {
 	quit := make(chan struct{})
-	done := make(chan struct{})
+	done := make(chan bool, 1)
 	go func() {
-		defer close(done)
 		select {
 		case <-sigs:
 			cancel()
+			done <- true
 		case <-quit:
+			done <- false
 		}
 	}()
 	var once sync.Once
-	return func() {
+	var signalled bool
+	return func() bool {
 		once.Do(func() {
-			signal.Stop(sigs)
 			close(quit)
-			<-done
+			signalled = <-done
 		})
+		return signalled
 	}
 }
 
@@ -75,11 +80,16 @@ func lockCommand(g globals, args []string, stderr io.Writer) error {
 		return usagef("lock: --data is %d bytes, more than %d", len(*data), locks.MaxDataSize)
 	}
 
-	// A signal while connecting or waiting gives up; once the lock is held,
-	// signals go to the command instead (see runHolding).
+	// One signal channel for the whole run, so that no signal falls back to
+	// its default action (killing us with the lock held) at the hand-over:
+	// while connecting or waiting a signal gives up; once the lock is held,
+	// signals go to the command (see runHolding).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, forwardedSignals...)
+	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := cancelOnSignal(cancel)
+	stop := cancelOnSignal(sigs, cancel)
 	defer stop()
 	sess, err := connect(ctx, g)
 	if err != nil {
@@ -94,7 +104,10 @@ func lockCommand(g globals, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stop()
+	if stop() {
+		_ = m.Unlock(held)
+		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", pos[0])}
+	}
 	token, _ := m.Token(held)
 	node := ""
 	if ps, err := m.Participants(held); err == nil && len(ps) > 0 {
@@ -106,7 +119,7 @@ func lockCommand(g globals, args []string, stderr io.Writer) error {
 		"ZKRECIPES_LOCK_NODE=" + node,
 		"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
 	}
-	code, lost := runHolding(held, command, env, stderr)
+	code, lost := runHolding(held, command, env, sigs, stderr)
 	unlockErr := m.Unlock(held)
 	switch {
 	case lost:

@@ -1,0 +1,132 @@
+package bench_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// contenders is how many clients, each with its own session, fight for the
+// lock in BenchmarkContended.
+const contenders = 8
+
+// BenchmarkContended has 8 clients, each on its own session, take and
+// release one lock as fast as they can, doing nothing while they hold it. An
+// op is one acquisition and its release, by whichever client; the goroutines
+// do exactly b.N of them between them. Besides ns/op it reports handoffs/s
+// (acquisitions per second) and, summed over all sessions and divided by the
+// acquisitions, reqs/op and watches/op.
+func BenchmarkContended(b *testing.B) {
+	b.Run("mutex", func(b *testing.B) {
+		_, root := newRoot(b)
+		path := root + "/mutex"
+		contend(b, func(sess *recipes.Session) (locker, error) {
+			m, err := locks.NewMutex(sess, path)
+			return &mutexLocker{m: m}, err
+		})
+	})
+	b.Run("zk.Lock", func(b *testing.B) {
+		admin, root := newRoot(b)
+		// zk.Lock makes the lock's directory and its parents persistent.
+		removeAtEnd(b, admin, root)
+		path := root + "/zklock"
+		data := locks.DefaultData()
+		contend(b, func(sess *recipes.Session) (locker, error) {
+			return &zkLocker{l: zk.NewLock(sess.Conn(), path, acl), data: data}, nil
+		})
+	})
+}
+
+// A locker is one contender's handle on the lock. It is used by one
+// goroutine at a time.
+type locker interface {
+	lock() error
+	unlock() error
+}
+
+// mutexLocker drives a locks.Mutex.
+type mutexLocker struct {
+	m    *locks.Mutex
+	held context.Context
+}
+
+func (l *mutexLocker) lock() error {
+	held, err := l.m.Lock(context.Background())
+	l.held = held
+	return err
+}
+
+func (l *mutexLocker) unlock() error { return l.m.Unlock(l.held) }
+
+// zkLocker drives a go-zookeeper zk.Lock, with the same node data as the
+// Mutex writes.
+type zkLocker struct {
+	l    *zk.Lock
+	data []byte
+}
+
+func (l *zkLocker) lock() error   { return l.l.LockWithData(l.data) }
+func (l *zkLocker) unlock() error { return l.l.Unlock() }
+
+// contend opens one session per contender, makes each a locker with
+// newLocker, and has them share b.N acquisitions.
+func contend(b *testing.B, newLocker func(*recipes.Session) (locker, error)) {
+	sessions := make([]*recipes.Session, contenders)
+	lockers := make([]locker, contenders)
+	for i := range contenders {
+		sessions[i] = connect(b)
+		l, err := newLocker(sessions[i])
+		if err != nil {
+			b.Fatal(err)
+		}
+		lockers[i] = l
+	}
+	// Once untimed, so that making the lock's directory is not measured.
+	if err := lockers[0].lock(); err != nil {
+		b.Fatalf("warm-up lock: %v", err)
+	}
+	if err := lockers[0].unlock(); err != nil {
+		b.Fatalf("warm-up unlock: %v", err)
+	}
+
+	before := traffic(sessions...)
+	var next, acquired atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for i, l := range lockers {
+		wg.Go(func() {
+			// A contender that fails closes its session, so that whatever
+			// node it left behind goes and the others are not stuck.
+			for next.Add(1) <= int64(b.N) {
+				if err := l.lock(); err != nil {
+					b.Errorf("contender %d: lock: %v", i, err)
+					_ = sessions[i].Close()
+					return
+				}
+				acquired.Add(1)
+				if err := l.unlock(); err != nil {
+					b.Errorf("contender %d: unlock: %v", i, err)
+					_ = sessions[i].Close()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+
+	if got := acquired.Load(); got != int64(b.N) && !b.Failed() {
+		b.Errorf("%d acquisitions, want b.N = %d", got, b.N)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
+	reportTraffic(b, b.N, before, sessions...)
+	for _, s := range sessions {
+		_ = s.Close()
+	}
+}

@@ -1,0 +1,181 @@
+// Package bench_test measures the lock recipes against the raw go-zookeeper
+// floor and against go-zookeeper's own zk.Lock, side by side on one ZooKeeper
+// server in one run. See README.md for how to run it and what to look for.
+//
+// Every client is made with recipes.Connect, so ZooKeeper requests and watch
+// notifications are counted the same way, on the wire, for all of them.
+package bench_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zktest"
+)
+
+// TestMain starts the shared ZooKeeper server (unless ZK_SERVERS is set),
+// warms it up when benchmarks are to run, stops it afterwards, and checks
+// that no goroutine outlives the benchmarks.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	goleak.VerifyTestMain(zktest.WithServer(warmedUp{m}))
+}
+
+// warmUpTime is how long the server is exercised before the benchmarks.
+const warmUpTime = 2 * time.Second
+
+// warmedUp runs the benchmarks after warming the server up, so that the
+// first benchmark does not pay for the JVM compiling ZooKeeper's request
+// path. Without -bench it starts nothing.
+type warmedUp struct{ m *testing.M }
+
+// Run warms the server up if -bench was given, then runs the benchmarks.
+func (w warmedUp) Run() int {
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		if err := warmUp(warmUpTime); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: warm-up: %v\n", err)
+		}
+	}
+	return w.m.Run()
+}
+
+// warmUp makes, watches, lists and deletes sequential nodes for d, the
+// requests the locks send, and removes what it made.
+func warmUp(d time.Duration) error {
+	servers, err := zktest.Shared()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), connectWait)
+	defer cancel()
+	sess, err := recipes.Connect(ctx, servers)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	conn := sess.Conn()
+	if _, err := conn.Create(zktest.TestRoot, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	dir := zktest.TestRoot + "/bench-warm-up-" + uuid()
+	if _, err := conn.Create(dir, nil, 0, acl); err != nil {
+		return err
+	}
+	defer func() { _ = zktest.DeleteTree(conn, dir) }()
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		node, err := conn.Create(dir+"/_c_"+uuid()+"-lock-", nil, zk.FlagEphemeralSequential, acl)
+		if err != nil {
+			return err
+		}
+		if _, _, _, err := conn.GetW(node); err != nil {
+			return err
+		}
+		if _, _, err := conn.Children(dir); err != nil {
+			return err
+		}
+		if err := conn.Delete(node, -1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// connectWait bounds how long a session may take to be established.
+const connectWait = 30 * time.Second
+
+// acl is the ACL every node made by the benchmarks gets.
+var acl = zk.WorldACL(zk.PermAll)
+
+// newRoot returns an admin connection and a fresh root path for b, checked
+// for leftover nodes when b ends. Call it before opening sessions, so that
+// they are closed (and their ephemeral nodes gone) before the check.
+func newRoot(b *testing.B) (*zk.Conn, string) {
+	b.Helper()
+	admin := zktest.Connect(b, zktest.ServersT(b))
+	return admin, zktest.Root(b, admin)
+}
+
+// removeAtEnd deletes path and everything under it when b ends, before the
+// leftover check of newRoot. It is for persistent nodes the benchmark makes
+// on purpose: the floor's directory and the nodes zk.Lock creates.
+func removeAtEnd(b *testing.B, admin *zk.Conn, path string) {
+	b.Helper()
+	b.Cleanup(func() {
+		if err := zktest.DeleteTree(admin, path); err != nil {
+			b.Errorf("delete %s: %v", path, err)
+		}
+	})
+}
+
+// connect opens a counted session that is closed when b ends.
+func connect(b *testing.B) *recipes.Session {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), connectWait)
+	defer cancel()
+	sess, err := recipes.Connect(ctx, zktest.ServersT(b))
+	if err != nil {
+		b.Fatalf("connect: %v", err)
+	}
+	b.Cleanup(func() { _ = sess.Close() })
+	return sess
+}
+
+// ensurePersistent creates path and its missing ancestors as persistent
+// nodes.
+func ensurePersistent(b *testing.B, conn *zk.Conn, path string) {
+	b.Helper()
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		_, err := conn.Create(path[:i], nil, 0, acl)
+		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			b.Fatalf("create %s: %v", path[:i], err)
+		}
+	}
+}
+
+// traffic sums the wire counters of several sessions.
+func traffic(sessions ...*recipes.Session) recipes.Stats {
+	var sum recipes.Stats
+	for _, s := range sessions {
+		st := s.Stats()
+		sum.Requests += st.Requests
+		sum.WatchEvents += st.WatchEvents
+	}
+	return sum
+}
+
+// reportTraffic reports the requests and watch notifications per op that
+// the sessions exchanged since before was taken, over n ops.
+func reportTraffic(b *testing.B, n int, before recipes.Stats, sessions ...*recipes.Session) {
+	b.Helper()
+	if n <= 0 {
+		return
+	}
+	after := traffic(sessions...)
+	b.ReportMetric(float64(after.Requests-before.Requests)/float64(n), "reqs/op")
+	b.ReportMetric(float64(after.WatchEvents-before.WatchEvents)/float64(n), "watches/op")
+}
+
+// uuid returns a random version-4 UUID in its 36-character text form, as the
+// protected node names of Curator (and of our Mutex) carry.
+func uuid() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	h := hex.EncodeToString(u[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}

@@ -1,0 +1,105 @@
+package bench_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// BenchmarkUncontended takes and releases a lock that nobody else wants, one
+// session, one goroutine:
+//
+//   - floor: the least any sequential-node lock can do with go-zookeeper:
+//     create our protected ephemeral sequential node, list the directory to
+//     see that it is first, delete the node. Three requests, three round
+//     trips.
+//   - mutex: our locks.Mutex, Lock then Unlock.
+//   - zk.Lock: go-zookeeper's own lock, Lock then Unlock.
+//
+// Each reports reqs/op and watches/op as counted on the session's socket.
+func BenchmarkUncontended(b *testing.B) {
+	b.Run("floor", benchFloor)
+	b.Run("mutex", benchMutexUncontended)
+	b.Run("zk.Lock", benchZKLockUncontended)
+}
+
+func benchFloor(b *testing.B) {
+	admin, root := newRoot(b)
+	dir := root + "/floor"
+	ensurePersistent(b, admin, dir)
+	removeAtEnd(b, admin, root)
+	sess := connect(b)
+	conn := sess.Conn()
+	data := locks.DefaultData()
+	prefix := dir + "/_c_"
+
+	before := traffic(sess)
+	for b.Loop() {
+		node, err := conn.Create(prefix+uuid()+"-lock-", data, zk.FlagEphemeralSequential, acl)
+		if err != nil {
+			b.Fatalf("create: %v", err)
+		}
+		if _, _, err := conn.Children(dir); err != nil {
+			b.Fatalf("children: %v", err)
+		}
+		if err := conn.Delete(node, -1); err != nil {
+			b.Fatalf("delete: %v", err)
+		}
+	}
+	reportTraffic(b, b.N, before, sess)
+}
+
+func benchMutexUncontended(b *testing.B) {
+	_, root := newRoot(b)
+	sess := connect(b)
+	m, err := locks.NewMutex(sess, root+"/mutex")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	lockUnlock := func() {
+		held, err := m.Lock(ctx)
+		if err != nil {
+			b.Fatalf("lock: %v", err)
+		}
+		if err := m.Unlock(held); err != nil {
+			b.Fatalf("unlock: %v", err)
+		}
+	}
+	// Once untimed, so that making the lock's directory is not measured.
+	lockUnlock()
+
+	before := traffic(sess)
+	for b.Loop() {
+		lockUnlock()
+	}
+	reportTraffic(b, b.N, before, sess)
+}
+
+func benchZKLockUncontended(b *testing.B) {
+	admin, root := newRoot(b)
+	// zk.Lock makes the lock's directory and its parents persistent.
+	removeAtEnd(b, admin, root)
+	sess := connect(b)
+	l := zk.NewLock(sess.Conn(), root+"/zklock", acl)
+	data := locks.DefaultData()
+	lockUnlock := func() {
+		if err := l.LockWithData(data); err != nil {
+			b.Fatalf("lock: %v", err)
+		}
+		if err := l.Unlock(); err != nil {
+			b.Fatalf("unlock: %v", err)
+		}
+	}
+	// Once untimed, so that making the lock's directory is not measured.
+	lockUnlock()
+
+	before := traffic(sess)
+	for b.Loop() {
+		lockUnlock()
+	}
+	reportTraffic(b, b.N, before, sess)
+}

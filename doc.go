@@ -1,0 +1,31 @@
+// Package recipes holds the Session that every zkrecipes recipe works in: one
+// ZooKeeper session, its connection, and the knowledge of when it has ended.
+//
+// The recipes themselves are in the subpackages: locks (Mutex, and more to
+// come: Curator's lock recipes) and, later, barriers. They are wire-compatible
+// with Apache Curator 5.x, so Go and Java processes can share lock paths.
+//
+//	sess, err := recipes.Connect(ctx, []string{"zk1:2181", "zk2:2181"})
+//	if err != nil { ... }
+//	defer sess.Close()
+//	m, err := locks.NewMutex(sess, "/jobs/nightly")
+//	held, err := m.Lock(ctx)
+//	if err != nil { ... }
+//	defer m.Unlock(held)
+//	// held is cancelled, with cause locks.ErrLockLost, if the lock is lost.
+//
+// # Session states
+//
+// A session starts connected. When its connection drops it is suspended: the
+// session may still be alive on the server, and locks held in it may still be
+// held, but nobody can be sure. If the connection comes back within the session
+// timeout, it is reconnected and nothing was lost. If ZooKeeper reports the
+// session expired, or the client has been cut off for so long that the server
+// may expire it at any moment, the session ends (Done is closed) and every
+// lock it held is lost. The second case is decided by a client-side timer, so
+// that a holder learns of its loss before the server can give its lock away;
+// see Session for the exact margin.
+//
+// A Session never silently moves to a new ZooKeeper session: once it ends,
+// make a new one.
+package recipes
