@@ -102,10 +102,9 @@ func (c *countingConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write counts a request before sending it: the reply can reach its caller
+// before this Write returns, and Stats must already include it by then.
 func (c *countingConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	if n > 0 {
-		c.out.feed(p[:n])
-	}
-	return n, err
+	c.out.feed(p)
+	return c.Conn.Write(p)
 }

@@ -68,7 +68,8 @@
 // Revoke asks a lock's holder to let go by writing "__REVOKE__" into its node,
 // Curator's protocol; Revoked returns a channel that is closed when that
 // happens. It is cooperative: nothing is released until the holder calls
-// Unlock. Every hold watches for it; there is no makeRevocable step.
+// Unlock. There is no makeRevocable step: the first call to Revoked starts
+// watching, and sees a request written before it.
 //
 // # Znode layout
 //

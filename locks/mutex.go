@@ -109,13 +109,14 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // Token returns the fencing token of the hold that ctx carries: a number
 // that grows with every new holder of this mutex, for a storage system to
 // refuse writes from a holder that has been superseded. It is the zxid that
-// created the holder's node.
+// created the holder's node. It is usually known without asking ZooKeeper;
+// when it is not, the first call reads it within ctx.
 func (m *Mutex) Token(ctx context.Context) (int64, error) {
 	h, err := active(ctx, m.key)
 	if err != nil {
 		return 0, err
 	}
-	return h.Token(), nil
+	return h.Token(ctx)
 }
 
 // Guard returns a check to put in a zk.Multi so that the transaction

@@ -197,8 +197,11 @@ func TestMutexTimeoutAndCancelLeaveNoNode(t *testing.T) {
 
 // TestMutexFIFOAndOneWakeupPerRelease queues 50 waiters, each on its own
 // session, and checks that they are served in queue order and that each
-// release wakes exactly one of them: the sessions still waiting receive one
-// watch notification in all.
+// release wakes exactly one of them: no other waiting session sends a single
+// request (a woken waiter would at least re-read), and the notifications the
+// waiting sessions receive add up to one per release, plus at most one for the
+// last waiter to join (the directory watch of its first listing, which fires
+// once and wakes nothing).
 func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
@@ -229,13 +232,30 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 		}()
 		waitQueued(t, admin, path, i+2)
 	}
+	// Let every waiter finish queueing (its own node watched), so that
+	// only what a release causes is counted: a flush request on each
+	// session returns after the waiter's requests sent before it.
+	flush := func(i int) {
+		_, _, err := sessions[i].Conn().Exists(path)
+		require.NoError(t, err)
+	}
+	eventually(t, "waiters to watch", func() bool {
+		for i := range waiters {
+			if sessions[i].Stats().Requests < 4 { // create, list, two watches
+				return false
+			}
+		}
+		return true
+	})
 
 	release := func(m *locks.Mutex, h context.Context) { require.NoError(t, m.Unlock(h)) }
 	releaser := first
+	var events int64
 	for next := range waiters {
-		before := make([]int64, waiters)
+		before := make([]recipes.Stats, waiters)
 		for i := next; i < waiters; i++ {
-			before[i] = sessions[i].Stats().WatchEvents
+			flush(i)
+			before[i] = sessions[i].Stats()
 		}
 		release(releaser, held)
 		var a acquired
@@ -245,19 +265,22 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		require.Equal(t, next, a.who, "served out of queue order")
-		// A request on each waiting session flushes any notification the
-		// release caused: ZooKeeper sends a session's events before the
-		// replies to its later requests.
-		var woken int64
-		for i := next; i < waiters; i++ {
-			_, _, err := sessions[i].Conn().Exists(path)
-			require.NoError(t, err)
-			woken += sessions[i].Stats().WatchEvents - before[i]
+		// ZooKeeper sends a session's notifications before the replies
+		// to its later requests, so after a flush every notification the
+		// release caused has arrived.
+		for i := next + 1; i < waiters; i++ {
+			flush(i)
+			after := sessions[i].Stats()
+			require.Equal(t, int64(1), after.Requests-before[i].Requests,
+				"release %d woke waiter %d too", next, i)
+			events += after.WatchEvents - before[i].WatchEvents
 		}
-		require.Equal(t, int64(1), woken, "release %d woke %d waiters", next, woken)
+		events += sessions[next].Stats().WatchEvents - before[next].WatchEvents
 		releaser, held = newMutex(t, sessions[a.who], path), a.held
 	}
 	release(releaser, held)
+	assert.LessOrEqual(t, events, int64(waiters+1), "notifications to waiting sessions")
+	assert.GreaterOrEqual(t, events, int64(waiters))
 	assert.Empty(t, children(t, admin, path))
 }
 

@@ -37,31 +37,35 @@ func watchOwn(ctx context.Context, sess *recipes.Session, path string) ownWatch 
 	return w
 }
 
-// await lists the directory and waits until the predicate says we hold. The
-// listing is read once: nodes created after ours sort after ours and cannot
-// block us, so when the watched node goes we apply that to what we know and
-// ask the predicate again. A hand-off therefore costs the holder's delete and
-// one notification, with no read in between.
+// await lists the directory and waits until the predicate says we hold.
+//
+// The first listing also watches the directory: when we hold at once (the
+// uncontended case) that watch is all the hold needs, so taking a free lock
+// costs a create and a listing. A waiter watches the one node the predicate
+// names and, in the same round trip, its own node. When the watched node
+// goes, the waiter applies that to the listing it has: nodes created after
+// ours sort after ours, so if the predicate now says we hold, we do, with no
+// further read. Otherwise (a node ahead of it left out of turn, or the
+// listing is stale) it reads the children once more.
 func await(ctx context.Context, sess *recipes.Session, spec Spec, path string, wait bool) (*Hold, error) {
 	name := zpath.Base(path)
-	// Watch our own node and list its siblings at once: two requests in
-	// flight, one round trip.
-	ownc := make(chan ownWatch, 1)
-	go func() { ownc <- watchOwn(ctx, sess, path) }()
-	nodes, listErr := list(ctx, sess, spec)
-	own := <-ownc
+	var dirStat *zk.Stat
+	var dirEvents <-chan zk.Event
+	var names []string
+	err := sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		names, dirStat, dirEvents, err = conn.ChildrenW(spec.Dir)
+		return err
+	})
 	switch {
-	case errors.Is(own.err, zk.ErrNoNode):
-		return nil, errRequeue
-	case own.err != nil:
-		return nil, fmt.Errorf("locks: watch %s: %w", path, own.err)
-	case listErr != nil:
-		return nil, listErr
-	case own.stat.EphemeralOwner != sess.ID():
-		return nil, fmt.Errorf("locks: node %s belongs to session %#x, not ours (%#x): %w",
-			path, own.stat.EphemeralOwner, sess.ID(), recipes.ErrSessionExpired)
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, errRequeue // the directory, and so our node, is gone
+	case err != nil:
+		return nil, fmt.Errorf("locks: list %s: %w", spec.Dir, err)
 	}
-	revoked := bytes.Equal(own.data, RevokeData)
+	nodes := ParseAll(names, spec.siblings()...)
+	var own *ownWatch // our own node's watch, once we have waited
+	revoked := false
 	for {
 		ours := Index(nodes, name)
 		if ours < 0 {
@@ -69,40 +73,90 @@ func await(ctx context.Context, sess *recipes.Session, spec Spec, path string, w
 		}
 		holds, w := spec.Holds(nodes, ours)
 		if holds {
-			return newHold(sess, path, own, revoked), nil
+			if own != nil {
+				return newHold(sess, path, own.stat.Czxid, own.events, true, revoked), nil
+			}
+			return newHold(sess, path, tokenFromListing(dirStat, name, spec.Prefix), dirEvents, false, false), nil
 		}
 		if !wait {
 			return nil, nil
 		}
-		target := zpath.Join(spec.Dir, nodes[w].Name)
-		var ev <-chan zk.Event
-		err := sess.Retry(ctx, func(conn *zk.Conn) error {
-			var err error
-			_, _, ev, err = conn.GetW(target)
-			return err
-		})
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			// Gone before we could watch it.
-		case err != nil:
-			return nil, fmt.Errorf("locks: watch %s: %w", target, err)
-		default:
-			gone, err := waitGone(ctx, sess, path, ev, &own, &revoked)
-			if err != nil {
-				return nil, err
-			}
-			if !gone {
-				continue // its data changed; watch it again
-			}
+		gone, err := waitFor(ctx, sess, zpath.Join(spec.Dir, nodes[w].Name), path, &own, &revoked)
+		if err != nil {
+			return nil, err
 		}
-		if spec.Relist {
-			if nodes, err = list(ctx, sess, spec); err != nil {
-				return nil, err
-			}
-		} else {
-			nodes = slices.Delete(nodes, w, w+1)
+		if !gone {
+			continue // its data changed, which spends the watch: watch it again
+		}
+		nodes = slices.Delete(nodes, w, w+1)
+		if !spec.Relist && provesHold(spec, nodes, name) {
+			continue
+		}
+		if nodes, err = list(ctx, sess, spec); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// provesHold reports whether nodes, a listing with some nodes ahead of ours
+// since removed, already shows that we hold.
+func provesHold(spec Spec, nodes []Node, name string) bool {
+	ours := Index(nodes, name)
+	if ours < 0 {
+		return false
+	}
+	holds, _ := spec.Holds(nodes, ours)
+	return holds
+}
+
+// tokenFromListing returns our node's creation zxid when the listing taken
+// right after our create proves it: a sequential node's number is the
+// parent's child version before the create, so if the version is one more,
+// nothing changed the children since, and the parent's pzxid is our czxid.
+// Otherwise it returns 0, and the hold reads the token when asked.
+func tokenFromListing(dir *zk.Stat, name, prefix string) int64 {
+	if n := Parse(name, prefix); n.HasSeq && dir.Cversion == n.Seq+1 {
+		return dir.Pzxid
+	}
+	return 0
+}
+
+// waitFor watches target and waits until it is deleted (true) or its data
+// changes (false). The first time it also starts watching our own node, in
+// the same round trip, and keeps that watch in *own.
+func waitFor(ctx context.Context, sess *recipes.Session, target, path string, own **ownWatch, revoked *bool) (bool, error) {
+	var ownc chan ownWatch
+	if *own == nil {
+		ownc = make(chan ownWatch, 1)
+		go func() { ownc <- watchOwn(ctx, sess, path) }()
+	}
+	var ev <-chan zk.Event
+	err := sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		_, _, ev, err = conn.GetW(target)
+		return err
+	})
+	if ownc != nil {
+		o := <-ownc
+		switch {
+		case errors.Is(o.err, zk.ErrNoNode):
+			return false, errRequeue
+		case o.err != nil:
+			return false, fmt.Errorf("locks: watch %s: %w", path, o.err)
+		case o.stat.EphemeralOwner != sess.ID():
+			return false, fmt.Errorf("locks: node %s belongs to session %#x, not ours (%#x): %w",
+				path, o.stat.EphemeralOwner, sess.ID(), recipes.ErrSessionExpired)
+		}
+		*own = &o
+		*revoked = bytes.Equal(o.data, RevokeData)
+	}
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return true, nil // gone before we could watch it
+	case err != nil:
+		return false, fmt.Errorf("locks: watch %s: %w", target, err)
+	}
+	return waitGone(ctx, sess, path, ev, *own, revoked)
 }
 
 // waitGone waits on the watched node and reports whether it was deleted

@@ -18,50 +18,90 @@ var (
 	ErrReleased = errors.New("locks: released")
 )
 
-// A Hold is one node that holds its lock. It watches its own node from the
-// moment it was created: it ends, with an error wrapping ErrLost, when the
-// node is deleted by anyone else or the session ends; and it notes every
-// revocation request written into the node.
+// A Hold is one node that holds its lock. It ends, with an error wrapping
+// ErrLost, when the node is deleted by anyone else or the session ends, and
+// it notes revocation requests written into the node.
+//
+// A hold that waited for its lock already watches its own node's data, which
+// reports both deletion and revocation. A hold taken at once watches the
+// lock directory instead, through the listing that showed it holds: it costs
+// no request while nothing else happens there. At the first change in the
+// directory, or when Revoked or Token needs it, the hold reads its node once
+// and watches its data from then on.
 type Hold struct {
 	sess    *recipes.Session
 	path    string
-	token   int64
 	done    chan struct{} // closed when the hold ends
 	revoked chan struct{} // closed at the first revocation request
+	arm     chan struct{} // asks the watcher to watch our node's data
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // joins the watcher
 
-	mu            sync.Mutex // guards err, revokedClosed and onEnd
+	mu            sync.Mutex // guards the fields below
 	err           error
+	token         int64 // 0 until known
 	revokedClosed bool
+	armed         bool // arm has been signalled
 	onEnd         []func(error)
 }
 
-func newHold(sess *recipes.Session, path string, own ownWatch, revoked bool) *Hold {
+// newHold starts watching: events come from our node's data watch when
+// dataWatch is true, else from the directory's child watch.
+func newHold(sess *recipes.Session, path string, token int64, events <-chan zk.Event, dataWatch, revoked bool) *Hold {
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hold{
 		sess:    sess,
 		path:    path,
-		token:   own.stat.Czxid,
+		token:   token,
 		done:    make(chan struct{}),
 		revoked: make(chan struct{}),
+		arm:     make(chan struct{}, 1),
 		stop:    stop,
+		armed:   dataWatch,
 	}
 	if revoked {
 		h.revoke()
 	}
 	h.wg.Add(1)
-	go h.watch(ctx, own.events)
+	go h.watch(ctx, events, dataWatch)
 	return h
 }
 
 // Path is the full path of the node that holds the lock.
 func (h *Hold) Path() string { return h.path }
 
-// Token is the fencing token: the zxid that created the node. ZooKeeper
+// Token returns the fencing token: the zxid that created the node. ZooKeeper
 // zxids only grow, and a holder's node is created after its predecessor's,
-// so every later holder of the lock has a larger token.
-func (h *Hold) Token() int64 { return h.token }
+// so every later holder of the lock has a larger token. It is known without
+// a request in most cases; otherwise the first call reads it.
+func (h *Hold) Token(ctx context.Context) (int64, error) {
+	h.mu.Lock()
+	token := h.token
+	h.mu.Unlock()
+	if token != 0 {
+		return token, nil
+	}
+	var st *zk.Stat
+	err := h.sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		_, st, err = conn.Exists(h.path)
+		return err
+	})
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("locks: read %s: %w", h.path, err)
+	case st == nil:
+		return 0, fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
+	}
+	h.setToken(st.Czxid)
+	return st.Czxid, nil
+}
+
+func (h *Hold) setToken(t int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.token = t
+}
 
 // Done is closed when the hold ends: lost, or released.
 func (h *Hold) Done() <-chan struct{} { return h.done }
@@ -73,9 +113,19 @@ func (h *Hold) Err() error {
 	return h.err
 }
 
-// Revoked is closed when someone asks the holder to let go by writing
-// RevokeData into its node (Curator's Revoker). Nothing is released for it.
-func (h *Hold) Revoked() <-chan struct{} { return h.revoked }
+// Revoked returns a channel closed when someone asks the holder to let go by
+// writing RevokeData into its node (Curator's Revoker). Nothing is released
+// for it. The first call makes sure the node's data is watched, and sees a
+// request written before it.
+func (h *Hold) Revoked() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.armed {
+		h.armed = true
+		h.arm <- struct{}{}
+	}
+	return h.revoked
+}
 
 // Guard is a check to put first in a zk.Multi: the transaction fails unless
 // our node still exists, that is, unless we still hold the lock.
@@ -131,8 +181,12 @@ func (h *Hold) lost(cause error) {
 }
 
 // watch follows our node until the hold is released or lost.
-func (h *Hold) watch(ctx context.Context, events <-chan zk.Event) {
+func (h *Hold) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool) {
 	defer h.wg.Done()
+	arm := h.arm
+	if dataWatch {
+		arm = nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -140,33 +194,45 @@ func (h *Hold) watch(ctx context.Context, events <-chan zk.Event) {
 		case <-h.sess.Done():
 			h.lost(h.sess.Err())
 			return
+		case <-arm:
 		case e := <-events:
-			switch e.Type {
-			case zk.EventNodeDeleted:
-				h.lost(fmt.Errorf("node %s was deleted", h.path))
-				return
-			case zk.EventNotWatching:
+			switch {
+			case e.Type == zk.EventNotWatching:
 				h.lost(sessionErr(h.sess, e.Err))
 				return
-			}
-			// The data changed: read it, which arms the watch again.
-			own := watchOwn(ctx, h.sess, h.path)
-			switch {
-			case ctx.Err() != nil:
-				return
-			case errors.Is(own.err, zk.ErrNoNode):
+			case dataWatch && e.Type == zk.EventNodeDeleted:
 				h.lost(fmt.Errorf("node %s was deleted", h.path))
 				return
-			case own.err != nil:
-				h.lost(own.err)
-				return
 			}
-			if bytes.Equal(own.data, RevokeData) {
-				h.revoke()
-			}
-			events = own.events
+			// The data changed, or the directory did: read our node,
+			// which (re)arms the data watch.
 		}
+		var ok bool
+		if events, ok = h.watchData(ctx); !ok {
+			return
+		}
+		dataWatch, arm = true, nil
 	}
+}
+
+// watchData reads our node with a data watch; false means the watcher is done.
+func (h *Hold) watchData(ctx context.Context) (<-chan zk.Event, bool) {
+	own := watchOwn(ctx, h.sess, h.path)
+	switch {
+	case ctx.Err() != nil:
+		return nil, false
+	case errors.Is(own.err, zk.ErrNoNode):
+		h.lost(fmt.Errorf("node %s was deleted", h.path))
+		return nil, false
+	case own.err != nil:
+		h.lost(own.err)
+		return nil, false
+	}
+	h.setToken(own.stat.Czxid)
+	if bytes.Equal(own.data, RevokeData) {
+		h.revoke()
+	}
+	return own.events, true
 }
 
 // Release deletes our node, retrying across connection loss until ZooKeeper
