@@ -28,10 +28,17 @@ func newProxy(t *testing.T) *zktest.Proxy {
 	return p
 }
 
-// stateLog records a session's states for a test to wait on.
+// stateLog records a session's states for a test to wait on. Make it with
+// room for every state the test will see: the listener must not block.
 type stateLog chan recipes.State
 
-func (l stateLog) listener(s recipes.State) { l <- s }
+func (l stateLog) listener(s recipes.State) {
+	select {
+	case l <- s:
+	default:
+		panic("stateLog full")
+	}
+}
 
 func (l stateLog) waitFor(t *testing.T, want recipes.State) {
 	t.Helper()

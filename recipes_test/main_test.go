@@ -40,13 +40,19 @@ func newRoot(t *testing.T) (*zk.Conn, string) {
 	return admin, zktest.Root(t, admin)
 }
 
-// connect opens a session that is closed when t ends.
+// connect opens a session to the shared server, closed when t ends.
 func connect(t *testing.T, opts ...recipes.Option) *recipes.Session {
+	t.Helper()
+	return connectTo(t, zktest.ServersT(t), opts...)
+}
+
+// connectTo opens a session to servers, closed when t ends.
+func connectTo(t *testing.T, servers []string, opts ...recipes.Option) *recipes.Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	opts = append([]recipes.Option{recipes.WithSessionTimeout(testSessionTimeout)}, opts...)
-	s, err := recipes.Connect(ctx, zktest.ServersT(t), opts...)
+	s, err := recipes.Connect(ctx, servers, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
