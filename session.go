@@ -147,6 +147,11 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 // session. Close ends the Session but leaves the connection open. Give the
 // session timeout the connection was made with (WithSessionTimeout); the
 // client-side timer depends on it.
+//
+// go-zookeeper's event channel holds a few events and drops the rest when
+// full, so a session made this way also recognises expiry from the watches
+// go-zookeeper drops and from a changed session id. Prefer Connect, whose
+// events arrive through a callback and are never dropped.
 func NewSession(ctx context.Context, conn *zk.Conn, events <-chan zk.Event, opts ...Option) (*Session, error) {
 	if conn == nil || events == nil {
 		return nil, errors.New("recipes: NewSession needs a connection and its event channel")
@@ -198,11 +203,18 @@ func (s *Session) establish() {
 }
 
 func (s *Session) onEvent(ev zk.Event) {
-	if ev.Type != zk.EventSession {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if ev.Type != zk.EventSession {
+		// go-zookeeper drops its watches with ErrSessionExpired when the
+		// server says the session expired. A borrowed connection's events
+		// reach us late, and its channel drops events when full, so this
+		// may be the first sign.
+		if s.established && ev.Type == zk.EventNotWatching && errors.Is(ev.Err, zk.ErrSessionExpired) {
+			s.finishLocked(ErrSessionExpired)
+		}
+		return
+	}
 	if !s.established {
 		if ev.State == zk.StateHasSession && !s.readyClosed {
 			s.readyClosed = true
@@ -211,6 +223,12 @@ func (s *Session) onEvent(ev zk.Event) {
 		return
 	}
 	if s.err != nil {
+		return
+	}
+	if id := s.conn.SessionID(); id != 0 && id != s.id {
+		// Already on another session: the events of its expiry were
+		// dropped (see above).
+		s.finishLocked(ErrSessionExpired)
 		return
 	}
 	switch ev.State {

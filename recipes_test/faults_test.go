@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
@@ -183,3 +184,47 @@ func TestNewSessionWrapsAConnection(t *testing.T) {
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
+
+// TestSessionExpiryEndsHolds lets ZooKeeper expire a session whose client
+// does not give up on its own (its client-side timer is told a far longer
+// timeout). The holder is partitioned, a waiter gets the lock once the
+// server expires the session, and when the connection comes back the server
+// says so: the hold ends with ErrSessionExpired.
+func TestSessionExpiryEndsHolds(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	proxy := newProxy(t)
+	conn, events, err := zk.Connect([]string{proxy.Addr()}, testSessionTimeout, zk.WithLogger(quiet{}))
+	require.NoError(t, err)
+	defer conn.Close()
+	s, err := recipes.NewSession(bg(), conn, events, recipes.WithSessionTimeout(time.Hour))
+	require.NoError(t, err)
+	defer s.Close()
+	holder := newMutex(t, s, path)
+	held, err := holder.Lock(bg())
+	require.NoError(t, err)
+
+	waiter := newMutex(t, connect(t), path)
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), waitLong)
+		defer cancel()
+		h, err := waiter.Lock(ctx)
+		if err == nil {
+			err = waiter.Unlock(h)
+		}
+		got <- err
+	}()
+	waitQueued(t, admin, path, 2)
+	proxy.Stall()
+	require.NoError(t, <-got, "the waiter never got the lock of the expired session")
+	proxy.Restore()
+
+	<-held.Done()
+	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost)
+	assert.ErrorIs(t, context.Cause(held), recipes.ErrSessionExpired)
+	<-s.Done()
+	assert.Equal(t, recipes.StateExpired, s.State())
+	assert.ErrorIs(t, holder.Unlock(held), locks.ErrLockLost)
+}

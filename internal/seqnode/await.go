@@ -218,6 +218,10 @@ func sessionErr(sess *recipes.Session, err error) error {
 	if serr := sess.Err(); serr != nil {
 		return serr
 	}
+	if errors.Is(err, zk.ErrSessionExpired) {
+		// go-zookeeper told the watch before the session heard.
+		return recipes.ErrSessionExpired
+	}
 	if err == nil {
 		err = zk.ErrClosing
 	}
