@@ -26,16 +26,7 @@ func TestMutexSurvivesLeaderRestart(t *testing.T) {
 	waiter := newMutex(t, connectTo(t, e.Servers(), long), path)
 	held, err := holder.Lock(bg())
 	require.NoError(t, err)
-	got := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(bg(), waitLong)
-		defer cancel()
-		h, err := waiter.Lock(ctx)
-		if err == nil {
-			err = waiter.Unlock(h)
-		}
-		got <- err
-	}()
+	got := lockAndUnlock(waiter)
 	waitQueued(t, admin, path, 2)
 
 	require.NoError(t, e.Restart(e.Leader()))

@@ -206,16 +206,7 @@ func TestSessionExpiryEndsHolds(t *testing.T) {
 	require.NoError(t, err)
 
 	waiter := newMutex(t, connect(t), path)
-	got := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(bg(), waitLong)
-		defer cancel()
-		h, err := waiter.Lock(ctx)
-		if err == nil {
-			err = waiter.Unlock(h)
-		}
-		got <- err
-	}()
+	got := lockAndUnlock(waiter)
 	waitQueued(t, admin, path, 2)
 	proxy.Stall()
 	require.NoError(t, <-got, "the waiter never got the lock of the expired session")

@@ -95,3 +95,19 @@ func waitQueued(t *testing.T, conn *zk.Conn, path string, n int) {
 }
 
 func bg() context.Context { return context.Background() }
+
+// lockAndUnlock takes m in the background, within waitLong, and releases it
+// at once; the channel reports how that went.
+func lockAndUnlock(m *locks.Mutex) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), waitLong)
+		defer cancel()
+		h, err := m.Lock(ctx)
+		if err == nil {
+			err = m.Unlock(h)
+		}
+		got <- err
+	}()
+	return got
+}

@@ -318,14 +318,7 @@ func TestMutexParticipantsDataAndDefault(t *testing.T) {
 
 	held, err := a.Lock(bg())
 	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() {
-		h, err := b.Lock(bg())
-		if err == nil {
-			err = b.Unlock(h)
-		}
-		done <- err
-	}()
+	done := lockAndUnlock(b)
 	waitQueued(t, admin, path, 2)
 
 	ps, err := b.Participants(bg())
