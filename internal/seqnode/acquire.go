@@ -86,7 +86,7 @@ func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) 
 	sent := false
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
 		if sent {
-			p, err := findByUUID(conn, spec.Dir, uuid)
+			p, err := findOurs(conn, sess, spec.Dir, uuid)
 			if err != nil || p != "" {
 				path = p
 				return err
@@ -150,6 +150,26 @@ func ensureContainer(conn *zk.Conn, dir string) error {
 		return nil
 	}
 	return err
+}
+
+// findOurs looks for the node a lost create reply may have made. A node
+// with our UUID that another session owns is not ours to take (Curator's
+// CURATOR-498): it is deleted, and the create is made again.
+func findOurs(conn *zk.Conn, sess *recipes.Session, dir, uuid string) (string, error) {
+	p, err := findByUUID(conn, dir, uuid)
+	if err != nil || p == "" {
+		return p, err
+	}
+	_, st, err := conn.Exists(p)
+	switch {
+	case err != nil:
+		return "", err
+	case st == nil:
+		return "", nil
+	case st.EphemeralOwner != sess.ID():
+		return "", ignoreNoNode(conn.Delete(p, -1))
+	}
+	return p, nil
 }
 
 func findByUUID(conn *zk.Conn, dir, uuid string) (string, error) {

@@ -143,9 +143,6 @@ func waitFor(ctx context.Context, sess *recipes.Session, target, path string, ow
 			return false, errRequeue
 		case o.err != nil:
 			return false, fmt.Errorf("locks: watch %s: %w", path, o.err)
-		case o.stat.EphemeralOwner != sess.ID():
-			return false, fmt.Errorf("locks: node %s belongs to session %#x, not ours (%#x): %w",
-				path, o.stat.EphemeralOwner, sess.ID(), recipes.ErrSessionExpired)
 		}
 		*own = &o
 		*revoked = bytes.Equal(o.data, RevokeData)

@@ -1,0 +1,134 @@
+package recipes_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes/locks"
+)
+
+func TestMutexParticipantsDataAndDefault(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	a := newMutex(t, connect(t), path)
+	b := newMutex(t, connect(t), path, locks.WithData([]byte("worker-b")))
+
+	held, err := a.Lock(bg())
+	require.NoError(t, err)
+	done := lockAndUnlock(b)
+	waitQueued(t, admin, path, 2)
+
+	ps, err := b.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 2)
+	assert.Equal(t, string(locks.DefaultData()), string(ps[0].Data), "holder first, with default data")
+	assert.Equal(t, "worker-b", string(ps[1].Data))
+	token, err := a.Token(held)
+	require.NoError(t, err)
+	assert.Equal(t, token, ps[0].Token)
+	assert.True(t, strings.HasPrefix(ps[0].Path, path+"/_c_"), ps[0].Path)
+	assert.WithinDuration(t, time.Now(), ps[0].Created, time.Minute)
+
+	require.NoError(t, a.Unlock(held))
+	require.NoError(t, <-done)
+	ps, err = a.Participants(bg())
+	require.NoError(t, err)
+	assert.Empty(t, ps)
+}
+
+func TestMutexFencingTokensGrowAndMultiIsGuarded(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	m := newMutex(t, connect(t), path)
+	var last int64
+	for range 3 {
+		held, err := m.Lock(bg())
+		require.NoError(t, err)
+		token, err := m.Token(held)
+		require.NoError(t, err)
+		assert.Greater(t, token, last)
+		last = token
+		require.NoError(t, m.Unlock(held))
+	}
+
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	data := root + "/data"
+	_, err = m.Multi(held, &zk.CreateRequest{Path: data, Acl: zk.WorldACL(zk.PermAll)})
+	require.NoError(t, err)
+	ok, _, err := admin.Exists(data)
+	require.NoError(t, err)
+	assert.True(t, ok, "guarded multi did not apply")
+
+	// Someone deletes our node: the hold is lost, and a guarded multi must
+	// not apply.
+	nodes := children(t, admin, path)
+	require.Len(t, nodes, 1)
+	require.NoError(t, admin.Delete(path+"/"+nodes[0], -1))
+	<-held.Done()
+	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost)
+	_, err = m.Multi(held, &zk.DeleteRequest{Path: data, Version: -1})
+	assert.ErrorIs(t, err, locks.ErrLockLost)
+	ok, _, err = admin.Exists(data)
+	require.NoError(t, err)
+	assert.True(t, ok, "multi applied after the lock was lost")
+	assert.ErrorIs(t, m.Unlock(held), locks.ErrLockLost)
+	require.NoError(t, admin.Delete(data, -1))
+}
+
+func TestMutexRevocation(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/lock"
+	s := connect(t)
+	holder := newMutex(t, s, path)
+	held, err := holder.Lock(bg())
+	require.NoError(t, err)
+
+	// The holder lets go when asked, as Curator's testRevoking does.
+	released := make(chan error, 1)
+	go func() {
+		<-holder.Revoked(held)
+		released <- holder.Unlock(held)
+	}()
+	other := newMutex(t, connect(t), path)
+	ps, err := other.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 1)
+	require.NoError(t, locks.Revoke(bg(), s, ps[0].Path))
+	require.NoError(t, <-released)
+
+	ctx, cancel := context.WithTimeout(bg(), 5*time.Second)
+	defer cancel()
+	h2, err := other.Lock(ctx)
+	require.NoError(t, err)
+	require.NoError(t, other.Unlock(h2))
+	assert.NoError(t, locks.Revoke(bg(), s, ps[0].Path), "revoking a gone node is not an error")
+	assert.Nil(t, holder.Revoked(bg()))
+}
+
+func TestMutexHeldContextFollowsParent(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	m := newMutex(t, connect(t), root+"/lock")
+	parent, cancel := context.WithCancel(bg())
+	held, err := m.Lock(parent)
+	require.NoError(t, err)
+	cancel()
+	<-held.Done()
+	assert.False(t, errors.Is(context.Cause(held), locks.ErrLockLost), "parent cancellation is not loss")
+	// The lock is still held until Unlock, and Unlock works on the
+	// cancelled context.
+	_, err = m.Token(held)
+	require.NoError(t, err)
+	require.NoError(t, m.Unlock(held))
+}
