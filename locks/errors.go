@@ -23,6 +23,20 @@ var (
 	// Unlock released the lock.
 	ErrReleased = seqnode.ErrReleased
 
+	// ErrUpgrade is returned when a context that holds an RWMutex's read
+	// lock asks for its write lock: its own read node would block it
+	// forever.
+	ErrUpgrade = errors.New("locks: cannot upgrade a read lock to a write lock")
+
+	// ErrReentrant is returned when a context that holds a lock that is not
+	// reentrant (SemaphoreMutex) asks for it again, which would otherwise
+	// wait for itself forever.
+	ErrReentrant = errors.New("locks: lock is not reentrant and is already held by this context")
+
+	// ErrMaxLeases is returned when a Semaphore's maximum differs from the
+	// one another client recorded for the same path.
+	ErrMaxLeases = errors.New("locks: semaphore used with a different number of leases")
+
 	// ErrInvalid is wrapped by every error for bad input: a malformed path,
 	// data too large, a nil session. Nothing is created.
 	ErrInvalid = errors.New("locks: invalid argument")

@@ -2,8 +2,11 @@ package locks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
@@ -22,6 +25,12 @@ type holdKey struct {
 type held struct {
 	hold *seqnode.Hold
 
+	// src is the context given to Lock, whose cancellation the held
+	// context follows. It is kept (against the usual rule) for one case: a
+	// read/write downgrade derives the read hold's context from the write
+	// hold's, yet must follow src, not the write hold, which ends first.
+	src context.Context
+
 	mu    sync.Mutex // guards count
 	count int        // Lock calls not yet matched by Unlock
 }
@@ -31,12 +40,25 @@ func lookup(ctx context.Context, key holdKey) *held {
 	return h
 }
 
-// attach returns a child of ctx that carries the hold and is cancelled, with
-// the hold's error as cause, when the hold ends.
-func attach(ctx context.Context, key holdKey, hold *seqnode.Hold) context.Context {
-	hctx, cancel := context.WithCancelCause(ctx)
-	hold.OnEnd(cancel)
-	return context.WithValue(hctx, key, &held{hold: hold, count: 1})
+// attach returns a context that carries the hold and is cancelled, with the
+// hold's error as cause, when the hold ends. It is a child of ctx; or, if src
+// is not nil, it has ctx's values but follows src's cancellation instead.
+func attach(ctx, src context.Context, key holdKey, hold *seqnode.Hold) context.Context {
+	var hctx context.Context
+	var cancel context.CancelCauseFunc
+	if src == nil {
+		src = ctx
+		hctx, cancel = context.WithCancelCause(ctx)
+		hold.OnEnd(cancel)
+	} else {
+		hctx, cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+		stop := context.AfterFunc(src, func() { cancel(context.Cause(src)) })
+		hold.OnEnd(func(err error) {
+			stop()
+			cancel(err)
+		})
+	}
+	return context.WithValue(hctx, key, &held{hold: hold, src: src, count: 1})
 }
 
 // enter counts one more nested Lock, unless the hold has ended.
@@ -73,6 +95,12 @@ func active(ctx context.Context, key holdKey) (*seqnode.Hold, error) {
 	return h.hold, nil
 }
 
+// holds reports whether ctx carries a live hold for key.
+func holds(ctx context.Context, key holdKey) bool {
+	_, err := active(ctx, key)
+	return err == nil
+}
+
 // release undoes one Lock of the hold carried by ctx; the outermost deletes
 // the node. It reports a loss that happened while held.
 func release(ctx context.Context, key holdKey) error {
@@ -96,4 +124,68 @@ func release(ctx context.Context, key holdKey) error {
 		return fmt.Errorf("unlock %s: %w", key.path, err)
 	}
 	return nil
+}
+
+// acquire re-enters the hold that ctx carries for key, or queues a new node
+// with the engine. It returns the held context (see attach for src), or false
+// if wait is false and the lock is taken.
+func acquire(ctx, src context.Context, sess *recipes.Session, key holdKey, spec seqnode.Spec, wait bool) (context.Context, bool, error) {
+	if h := lookup(ctx, key); h != nil {
+		if err := h.enter(); err != nil {
+			return nil, false, fmt.Errorf("lock %s: %w", key.path, err)
+		}
+		return ctx, true, nil
+	}
+	hold, err := seqnode.Acquire(ctx, sess, spec, wait)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", key.path, err)
+	}
+	if hold == nil {
+		return nil, false, nil
+	}
+	return attach(ctx, src, key, hold), true, nil
+}
+
+// token returns the fencing token of the hold ctx carries for key.
+func token(ctx context.Context, key holdKey) (int64, error) {
+	h, err := active(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	return h.Token(ctx)
+}
+
+// guard returns the Multi check of the hold ctx carries for key.
+func guard(ctx context.Context, key holdKey) (*zk.CheckVersionRequest, error) {
+	h, err := active(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return h.Guard(), nil
+}
+
+// revoked returns the revocation channel of the hold ctx carries for key,
+// or nil.
+func revoked(ctx context.Context, key holdKey) <-chan struct{} {
+	h, err := active(ctx, key)
+	if err != nil {
+		return nil
+	}
+	return h.Revoked()
+}
+
+// guardedMulti runs ops after a check that the hold in ctx still exists.
+func guardedMulti(ctx context.Context, sess *recipes.Session, key holdKey, ops []any) ([]zk.MultiResponse, error) {
+	h, err := active(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sess.Conn().Multi(append([]any{h.Guard()}, ops...)...)
+	if len(res) > 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
+		return res, fmt.Errorf("multi under %s: %w: node %s is gone", key.path, ErrLockLost, h.Path())
+	}
+	if err != nil {
+		return res, fmt.Errorf("multi under %s: %w", key.path, err)
+	}
+	return res[1:], nil
 }

@@ -12,6 +12,16 @@ type Locker interface {
 
 	// Unlock releases the lock held by ctx.
 	Unlock(ctx context.Context) error
+
+	// Path names the lock. MultiLock takes its members in the order of
+	// their paths, so that every process takes the same locks in the same
+	// order.
+	Path() string
 }
 
-var _ Locker = (*Mutex)(nil)
+var (
+	_ Locker = (*Mutex)(nil)
+	_ Locker = (*RWMutex)(nil)
+	_ Locker = readLocker{}
+	_ Locker = (*SemaphoreMutex)(nil)
+)

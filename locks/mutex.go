@@ -2,14 +2,11 @@ package locks
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // A Mutex is a reentrant lock shared by every process that uses the same
@@ -32,13 +29,7 @@ const mutexLockName = "lock-"
 // created when the lock is first taken. It fails, creating nothing, if sess is
 // nil, path is not a valid absolute ZooKeeper path, or the data is too large.
 func NewMutex(sess *recipes.Session, path string, opts ...Option) (*Mutex, error) {
-	if sess == nil {
-		return nil, fmt.Errorf("%w: nil session", ErrInvalid)
-	}
-	if err := zpath.Validate(path); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	cfg, err := buildConfig(opts)
+	cfg, err := validate(sess, path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -78,20 +69,7 @@ func (m *Mutex) TryLock(ctx context.Context) (context.Context, bool, error) {
 }
 
 func (m *Mutex) lock(ctx context.Context, wait bool) (context.Context, bool, error) {
-	if h := lookup(ctx, m.key); h != nil {
-		if err := h.enter(); err != nil {
-			return nil, false, fmt.Errorf("lock %s: %w", m.spec.Dir, err)
-		}
-		return ctx, true, nil
-	}
-	hold, err := seqnode.Acquire(ctx, m.sess, m.spec, wait)
-	if err != nil {
-		return nil, false, fmt.Errorf("lock %s: %w", m.spec.Dir, err)
-	}
-	if hold == nil {
-		return nil, false, nil
-	}
-	return attach(ctx, m.key, hold), true, nil
+	return acquire(ctx, nil, m.sess, m.key, m.spec, wait)
 }
 
 // Unlock undoes one Lock made with ctx (or a context derived from it). The
@@ -112,21 +90,13 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 // created the holder's node. It is usually known without asking ZooKeeper;
 // when it is not, the first call reads it within ctx.
 func (m *Mutex) Token(ctx context.Context) (int64, error) {
-	h, err := active(ctx, m.key)
-	if err != nil {
-		return 0, err
-	}
-	return h.Token(ctx)
+	return token(ctx, m.key)
 }
 
 // Guard returns a check to put in a zk.Multi so that the transaction
 // succeeds only while ctx still holds the mutex.
 func (m *Mutex) Guard(ctx context.Context) (*zk.CheckVersionRequest, error) {
-	h, err := active(ctx, m.key)
-	if err != nil {
-		return nil, err
-	}
-	return h.Guard(), nil
+	return guard(ctx, m.key)
 }
 
 // Multi runs ops as one ZooKeeper transaction that succeeds only while ctx
@@ -140,11 +110,7 @@ func (m *Mutex) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, erro
 // ctx to release the mutex (see Revoke). It returns nil, a channel that never
 // fires, if ctx does not hold the mutex.
 func (m *Mutex) Revoked(ctx context.Context) <-chan struct{} {
-	h, err := active(ctx, m.key)
-	if err != nil {
-		return nil
-	}
-	return h.Revoked()
+	return revoked(ctx, m.key)
 }
 
 // Participants lists the holder and then the waiters in the order they will
@@ -156,19 +122,3 @@ func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
 
 // Participant is one node of a lock, as read at one moment.
 type Participant = seqnode.Participant
-
-// guardedMulti runs ops after a check that the hold in ctx still exists.
-func guardedMulti(ctx context.Context, sess *recipes.Session, key holdKey, ops []any) ([]zk.MultiResponse, error) {
-	h, err := active(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	res, err := sess.Conn().Multi(append([]any{h.Guard()}, ops...)...)
-	if len(res) > 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
-		return res, fmt.Errorf("multi under %s: %w: node %s is gone", key.path, ErrLockLost, h.Path())
-	}
-	if err != nil {
-		return res, fmt.Errorf("multi under %s: %w", key.path, err)
-	}
-	return res[1:], nil
-}

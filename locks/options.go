@@ -3,6 +3,9 @@ package locks
 import (
 	"fmt"
 	"os"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // MaxDataSize is the most node data a lock accepts: ZooKeeper refuses a
@@ -45,4 +48,15 @@ func DefaultData() []byte {
 		host = "unknown"
 	}
 	return fmt.Appendf(nil, "%s:%d", host, os.Getpid())
+}
+
+// validate checks what every lock constructor is given.
+func validate(sess *recipes.Session, path string, opts []Option) (config, error) {
+	if sess == nil {
+		return config{}, fmt.Errorf("%w: nil session", ErrInvalid)
+	}
+	if err := zpath.Validate(path); err != nil {
+		return config{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return buildConfig(opts)
 }

@@ -26,7 +26,7 @@ func TestMutexSurvivesLeaderRestart(t *testing.T) {
 	waiter := newMutex(t, connectTo(t, e.Servers(), long), path)
 	held, err := holder.Lock(bg())
 	require.NoError(t, err)
-	got := lockAndUnlock(waiter)
+	got := lockAndUnlock(waiter, nil)
 	waitQueued(t, admin, path, 2)
 
 	require.NoError(t, e.Restart(e.Leader()))

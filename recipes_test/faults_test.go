@@ -206,7 +206,7 @@ func TestSessionExpiryEndsHolds(t *testing.T) {
 	require.NoError(t, err)
 
 	waiter := newMutex(t, connect(t), path)
-	got := lockAndUnlock(waiter)
+	got := lockAndUnlock(waiter, nil)
 	waitQueued(t, admin, path, 2)
 	proxy.Stall()
 	require.NoError(t, <-got, "the waiter never got the lock of the expired session")

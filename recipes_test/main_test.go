@@ -5,6 +5,7 @@ package recipes_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,16 +97,20 @@ func waitQueued(t *testing.T, conn *zk.Conn, path string, n int) {
 
 func bg() context.Context { return context.Background() }
 
-// lockAndUnlock takes m in the background, within waitLong, and releases it
-// at once; the channel reports how that went.
-func lockAndUnlock(m *locks.Mutex) <-chan error {
+// lockAndUnlock takes l in the background, within waitLong, sets entered
+// (if not nil) once it holds it, and releases it at once; the channel
+// reports how that went.
+func lockAndUnlock(l locks.Locker, entered *atomic.Bool) <-chan error {
 	got := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(bg(), waitLong)
 		defer cancel()
-		h, err := m.Lock(ctx)
+		h, err := l.Lock(ctx)
 		if err == nil {
-			err = m.Unlock(h)
+			if entered != nil {
+				entered.Store(true)
+			}
+			err = l.Unlock(h)
 		}
 		got <- err
 	}()

@@ -23,7 +23,7 @@ func TestMutexParticipantsDataAndDefault(t *testing.T) {
 
 	held, err := a.Lock(bg())
 	require.NoError(t, err)
-	done := lockAndUnlock(b)
+	done := lockAndUnlock(b, nil)
 	waitQueued(t, admin, path, 2)
 
 	ps, err := b.Participants(bg())

@@ -89,15 +89,7 @@ func TestMutexReentrancy(t *testing.T) {
 	// A second goroutine, sharing the Mutex value but not the context,
 	// queues and must stay out until the third Unlock.
 	var got atomic.Bool
-	secondDone := make(chan error, 1)
-	go func() {
-		held, err := m.Lock(bg())
-		if err == nil {
-			got.Store(true)
-			err = m.Unlock(held)
-		}
-		secondDone <- err
-	}()
+	secondDone := lockAndUnlock(m, &got)
 	waitQueued(t, admin, path, 2)
 
 	require.NoError(t, m.Unlock(c3))

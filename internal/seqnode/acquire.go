@@ -25,6 +25,12 @@ type Spec struct {
 	Data     []byte    // our node's data
 	Holds    Predicate // whether we hold, and whom to watch if not
 
+	// Sequence, if set, is put after the lock name instead of letting
+	// ZooKeeper append one: the node is then plain ephemeral. The
+	// read/write lock's downgrade uses it to put a read node at its write
+	// node's place in the queue (Curator 5.5's CURATOR-621 fix).
+	Sequence string
+
 	// Relist makes a waiter read the children again whenever its watched
 	// node goes, instead of applying the deletion to the listing it has.
 	// Only layouts where a node can appear ahead of a queued one need it.
@@ -81,7 +87,11 @@ func cleanup(sess *recipes.Session, path string) {
 // If a create's reply is lost, the next try first looks for the node by its
 // UUID, so a retry never leaves a second node.
 func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) (string, error) {
-	name := zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix))
+	name := zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix)+spec.Sequence)
+	flags := int32(zk.FlagEphemeralSequential)
+	if spec.Sequence != "" {
+		flags = zk.FlagEphemeral
+	}
 	var path string
 	sent := false
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
@@ -93,7 +103,7 @@ func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) 
 			}
 		}
 		sent = true
-		p, err := createInDir(conn, spec.Dir, name, spec.Data)
+		p, err := createInDir(conn, spec.Dir, name, flags, spec.Data)
 		path = p
 		return err
 	})
@@ -121,9 +131,9 @@ func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) 
 // createInDir creates the node, creating the directory and its missing
 // ancestors as containers when ZooKeeper reports the parent missing. A
 // container may be reaped between the two steps, so it tries a few times.
-func createInDir(conn *zk.Conn, dir, name string, data []byte) (string, error) {
+func createInDir(conn *zk.Conn, dir, name string, flags int32, data []byte) (string, error) {
 	for range 3 {
-		p, err := conn.Create(name, data, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+		p, err := conn.Create(name, data, flags, zk.WorldACL(zk.PermAll))
 		if !errors.Is(err, zk.ErrNoNode) {
 			return p, err
 		}

@@ -49,22 +49,12 @@ func watchOwn(ctx context.Context, sess *recipes.Session, path string) ownWatch 
 // listing is stale) it reads the children once more.
 func await(ctx context.Context, sess *recipes.Session, spec Spec, path string, wait bool) (*Hold, error) {
 	name := zpath.Base(path)
-	var dirStat *zk.Stat
-	var dirEvents <-chan zk.Event
-	var names []string
-	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		names, dirStat, dirEvents, err = conn.ChildrenW(spec.Dir)
-		return err
-	})
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
-		return nil, errRequeue // the directory, and so our node, is gone
-	case err != nil:
-		return nil, fmt.Errorf("locks: list %s: %w", spec.Dir, err)
+	dir, err := listWatched(ctx, sess, spec)
+	if err != nil {
+		return nil, err
 	}
-	nodes := ParseAll(names, spec.siblings()...)
-	var own *ownWatch // our own node's watch, once we have waited
+	nodes := dir.nodes
+	var own *ownWatch // our own node's watch, once we have waited for a node
 	revoked := false
 	for {
 		ours := Index(nodes, name)
@@ -76,10 +66,23 @@ func await(ctx context.Context, sess *recipes.Session, spec Spec, path string, w
 			if own != nil {
 				return newHold(sess, path, own.stat.Czxid, own.events, true, revoked), nil
 			}
-			return newHold(sess, path, tokenFromListing(dirStat, name, spec.Prefix), dirEvents, false, false), nil
+			return newHold(sess, path, tokenFromListing(dir.stat, name, spec.Prefix), dir.events, false, false), nil
 		}
 		if !wait {
 			return nil, nil
+		}
+		if w == WatchDir {
+			// Wait for any change among the children (only one waiter
+			// at a time does this: the semaphore's gate holder), then
+			// read them again, with a new watch.
+			if err := waitEvent(ctx, sess, dir.events); err != nil {
+				return nil, err
+			}
+			if dir, err = listWatched(ctx, sess, spec); err != nil {
+				return nil, err
+			}
+			nodes = dir.nodes
+			continue
 		}
 		gone, err := waitFor(ctx, sess, zpath.Join(spec.Dir, nodes[w].Name), path, &own, &revoked)
 		if err != nil {
@@ -95,6 +98,46 @@ func await(ctx context.Context, sess *recipes.Session, spec Spec, path string, w
 		if nodes, err = list(ctx, sess, spec); err != nil {
 			return nil, err
 		}
+	}
+}
+
+// watchedListing is a listing of the lock directory that left a watch on it.
+type watchedListing struct {
+	nodes  []Node
+	stat   *zk.Stat
+	events <-chan zk.Event
+}
+
+func listWatched(ctx context.Context, sess *recipes.Session, spec Spec) (watchedListing, error) {
+	var l watchedListing
+	var names []string
+	err := sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		names, l.stat, l.events, err = conn.ChildrenW(spec.Dir)
+		return err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return l, errRequeue // the directory, and so our node, is gone
+	case err != nil:
+		return l, fmt.Errorf("locks: list %s: %w", spec.Dir, err)
+	}
+	l.nodes = ParseAll(names, spec.siblings()...)
+	return l, nil
+}
+
+// waitEvent waits for one event on ev.
+func waitEvent(ctx context.Context, sess *recipes.Session, ev <-chan zk.Event) error {
+	select {
+	case e := <-ev:
+		if e.Type == zk.EventNotWatching {
+			return sessionErr(sess, e.Err)
+		}
+		return nil
+	case <-sess.Done():
+		return sess.Err()
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 

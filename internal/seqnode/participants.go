@@ -16,6 +16,7 @@ import (
 // Participant is one node of a lock directory, as read at one moment.
 type Participant struct {
 	Path    string    // full path of the node
+	Kind    string    // the lock name in the node's name ("lock-", "__READ__", ...), "" if none
 	Data    []byte    // the node's data: by default, who created it
 	Created time.Time // when ZooKeeper created it
 	Token   int64     // the zxid that created it (the fencing token once it holds)
@@ -53,7 +54,7 @@ func Participants(ctx context.Context, sess *recipes.Session, dir string, siblin
 			case err != nil:
 				return fmt.Errorf("locks: read %s: %w", p, err)
 			}
-			out[i] = Participant{Path: p, Data: data, Created: time.UnixMilli(st.Ctime), Token: st.Czxid, Session: st.EphemeralOwner}
+			out[i] = Participant{Path: p, Kind: n.Prefix, Data: data, Created: time.UnixMilli(st.Ctime), Token: st.Czxid, Session: st.EphemeralOwner}
 			found[i] = true
 			return nil
 		})

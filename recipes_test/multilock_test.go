@@ -1,0 +1,210 @@
+package recipes_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// TestMultiLockOppositeOrdersDoNotDeadlock: two multi-locks over {A, B},
+// given in opposite orders, 50 rounds each, finish.
+func TestMultiLockOppositeOrdersDoNotDeadlock(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	a, b := root+"/a", root+"/b"
+	tr := newTracker(map[string]int{"AB": 1})
+	var wg sync.WaitGroup
+	for _, paths := range [][]string{{a, b}, {b, a}} {
+		ml, err := locks.NewMultiMutex(connect(t), paths)
+		require.NoError(t, err)
+		wg.Go(func() {
+			for range 50 {
+				ctx, cancel := context.WithTimeout(bg(), waitLong)
+				held, err := ml.Lock(ctx)
+				cancel()
+				if !assert.NoError(t, err) {
+					return
+				}
+				tr.enter("AB")
+				tr.leave("AB")
+				assert.NoError(t, ml.Unlock(held))
+			}
+		})
+	}
+	wg.Wait()
+	tr.check(t)
+	assert.Equal(t, 100, tr.entriesOf("AB"))
+}
+
+// failingLocker is a Locker whose Lock or Unlock fails on demand, after
+// recording what the real lock it wraps looked like then.
+type failingLocker struct {
+	locks.Locker
+	failLock, failUnlock bool
+	sawHeld              func() bool // asked when Lock is called
+	held                 bool
+}
+
+var errInjected = errors.New("injected failure")
+
+func (f *failingLocker) Lock(ctx context.Context) (context.Context, error) {
+	if f.sawHeld != nil {
+		f.held = f.sawHeld()
+	}
+	if f.failLock {
+		return nil, errInjected
+	}
+	return f.Locker.Lock(ctx)
+}
+
+func (f *failingLocker) Unlock(ctx context.Context) error {
+	if f.failUnlock {
+		return errInjected
+	}
+	return f.Locker.Unlock(ctx)
+}
+
+// TestMultiLockRollsBackWhenAMemberFails is Curator's
+// testSomeLocksFailToLock: the good lock is taken first (path order), and
+// released when the bad one fails.
+func TestMultiLockRollsBackWhenAMemberFails(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	good := newMutex(t, s, root+"/a")
+	bad := &failingLocker{Locker: newMutex(t, s, root+"/b"), failLock: true}
+	bad.sawHeld = func() bool { return len(children(t, admin, root+"/a")) == 1 }
+	ml, err := locks.NewMultiLock(bad, good) // given out of order
+	require.NoError(t, err)
+	assert.Equal(t, root+"/a,"+root+"/b", ml.Path())
+
+	_, err = ml.Lock(bg())
+	assert.ErrorIs(t, err, errInjected)
+	assert.Contains(t, err.Error(), root+"/b")
+	assert.True(t, bad.held, "the good lock was not held when the bad one was tried")
+	assert.Empty(t, children(t, admin, root+"/a"), "the good lock was not rolled back")
+}
+
+// TestMultiLockReleaseGoesOnPastFailures is Curator's
+// testSomeReleasesFail: every member is released, in reverse order, the
+// failure is reported, and the member that failed to release stays held.
+func TestMultiLockReleaseGoesOnPastFailures(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	good := newMutex(t, s, root+"/a")
+	inner := newMutex(t, s, root+"/b")
+	bad := &failingLocker{Locker: inner, failUnlock: true}
+	ml, err := locks.NewMultiLock(good, bad)
+	require.NoError(t, err)
+
+	held, err := ml.Lock(bg())
+	require.NoError(t, err)
+	err = ml.Unlock(held)
+	assert.ErrorIs(t, err, errInjected)
+	assert.Contains(t, err.Error(), root+"/b")
+	assert.Empty(t, children(t, admin, root+"/a"), "release stopped at the failing member")
+	assert.Len(t, children(t, admin, root+"/b"), 1, "the member whose release failed is still held")
+	require.NoError(t, inner.Unlock(held))
+}
+
+// TestMultiLockOverMixedLockers takes a mutex, a write lock and a
+// semaphore mutex as one, and is lost as one.
+func TestMultiLockOverMixedLockers(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	rw := newRWMutex(t, s, root+"/rw")
+	sm, err := locks.NewSemaphoreMutex(s, root+"/sm")
+	require.NoError(t, err)
+	ml, err := locks.NewMultiLock(newMutex(t, s, root+"/m"), rw, sm)
+	require.NoError(t, err)
+	held, err := ml.Lock(bg())
+	require.NoError(t, err)
+	_, ok, err := rw.TryRLock(bg())
+	require.NoError(t, err)
+	assert.False(t, ok, "the write lock is not held")
+
+	// Deleting one member's node loses the whole hold.
+	nodes := children(t, admin, root+"/m")
+	require.Len(t, nodes, 1)
+	require.NoError(t, admin.Delete(root+"/m/"+nodes[0], -1))
+	<-held.Done()
+	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost)
+	err = ml.Unlock(held)
+	assert.ErrorIs(t, err, locks.ErrLockLost)
+	assert.Contains(t, err.Error(), root+"/m")
+	assert.Empty(t, children(t, admin, root+"/rw"))
+	assert.Empty(t, children(t, admin, root+"/sm/leases"))
+}
+
+func TestMultiLockBadInputCreatesNothing(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	_, err := locks.NewMultiLock()
+	assert.ErrorIs(t, err, locks.ErrInvalid)
+	_, err = locks.NewMultiLock(nil)
+	assert.ErrorIs(t, err, locks.ErrInvalid)
+	_, err = locks.NewMultiMutex(s, []string{root + "/a", root + "/b", root + "/a"})
+	assert.ErrorIs(t, err, locks.ErrInvalid)
+	assert.Contains(t, err.Error(), "twice")
+	_, err = locks.NewMultiMutex(s, nil)
+	assert.ErrorIs(t, err, locks.ErrInvalid)
+	_, err = locks.NewMultiMutex(s, []string{root + "/a", "b"})
+	assert.ErrorIs(t, err, locks.ErrInvalid)
+	rw := newRWMutex(t, s, root+"/rw")
+	_, err = locks.NewMultiLock(rw, rw.RLocker())
+	assert.ErrorIs(t, err, locks.ErrInvalid, "both halves of one RWMutex")
+	ok, _, err := admin.Exists(root)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func TestSemaphoreMutexIsNotReentrant(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sm"
+	s := connect(t)
+	m, err := locks.NewSemaphoreMutex(s, path)
+	require.NoError(t, err)
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	_, err = m.Lock(held)
+	assert.ErrorIs(t, err, locks.ErrReentrant)
+	assert.Len(t, children(t, admin, path+"/leases"), 1)
+
+	// Another goroutine may release it.
+	done := make(chan error, 1)
+	go func() { done <- m.Unlock(held) }()
+	require.NoError(t, <-done)
+	assert.ErrorIs(t, context.Cause(held), locks.ErrReleased)
+	assert.ErrorIs(t, m.Unlock(held), locks.ErrNotHeld)
+
+	// And it excludes like any lock.
+	other, err := locks.NewSemaphoreMutex(connect(t), path)
+	require.NoError(t, err)
+	tr := newTracker(map[string]int{"M": 1})
+	var wg sync.WaitGroup
+	for _, lk := range []*locks.SemaphoreMutex{m, other} {
+		wg.Go(func() {
+			for range 20 {
+				h, err := lk.Lock(bg())
+				if !assert.NoError(t, err) {
+					return
+				}
+				tr.enter("M")
+				tr.leave("M")
+				assert.NoError(t, lk.Unlock(h))
+			}
+		})
+	}
+	wg.Wait()
+	tr.check(t)
+}

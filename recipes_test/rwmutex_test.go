@@ -1,0 +1,252 @@
+package recipes_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+func newRWMutex(t *testing.T, s *recipes.Session, path string) *locks.RWMutex {
+	t.Helper()
+	rw, err := locks.NewRWMutex(s, path)
+	require.NoError(t, err)
+	return rw
+}
+
+// TestRWMutexWritersAloneReadersShare: 8 clients, 100 iterations each, one
+// in ten a write. Writers are always alone; readers overlap.
+func TestRWMutexWritersAloneReadersShare(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	const clients, iterations = 8, 100
+	tr := newTracker(map[string]int{"W": 1}, "W")
+	var wg sync.WaitGroup
+	for range clients {
+		rw := newRWMutex(t, connect(t), root+"/rw")
+		wg.Go(func() {
+			for range iterations {
+				write := rand.IntN(10) == 0
+				lock, unlock, kind := rw.RLock, rw.RUnlock, "R"
+				if write {
+					lock, unlock, kind = rw.Lock, rw.Unlock, "W"
+				}
+				held, err := lock(bg())
+				if !assert.NoError(t, err) {
+					return
+				}
+				tr.enter(kind)
+				time.Sleep(time.Millisecond) // the work done under the lock
+				tr.leave(kind)
+				if !assert.NoError(t, unlock(held)) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	tr.check(t)
+	assert.Greater(t, tr.peakOf("R"), 1, "readers never shared the lock")
+	assert.Equal(t, clients*iterations, tr.entriesOf("R")+tr.entriesOf("W"))
+}
+
+// TestRWMutexWriteReadWriteQueue queues a writer, a reader and a writer
+// behind a writer: all are served, in order.
+func TestRWMutexWriteReadWriteQueue(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	first := newRWMutex(t, connect(t), path)
+	held, err := first.Lock(bg())
+	require.NoError(t, err)
+
+	order := make(chan string, 3)
+	var wg sync.WaitGroup
+	for i, kind := range []string{"W1", "R", "W2"} {
+		rw := newRWMutex(t, connect(t), path)
+		lock, unlock := rw.Lock, rw.Unlock
+		if kind == "R" {
+			lock, unlock = rw.RLock, rw.RUnlock
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(bg(), waitLong)
+			defer cancel()
+			h, err := lock(ctx)
+			if !assert.NoError(t, err) {
+				return
+			}
+			order <- kind
+			assert.NoError(t, unlock(h))
+		})
+		waitQueued(t, admin, path, i+2)
+	}
+	require.NoError(t, first.Unlock(held))
+	wg.Wait()
+	close(order)
+	var got []string
+	for k := range order {
+		got = append(got, k)
+	}
+	assert.Equal(t, []string{"W1", "R", "W2"}, got)
+}
+
+// TestRWMutexDowngrade takes the write lock, then the read lock, then lets
+// the write lock go: a writer queued meanwhile must stay blocked until the
+// read lock is released too (Curator's CURATOR-621).
+func TestRWMutexDowngrade(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	rw := newRWMutex(t, connect(t), path)
+	w, err := rw.Lock(bg())
+	require.NoError(t, err)
+
+	writer := newRWMutex(t, connect(t), path)
+	var writerIn atomic.Bool
+	got := lockAndUnlock(writer, &writerIn)
+	waitQueued(t, admin, path, 2)
+
+	r, err := rw.RLock(w)
+	require.NoError(t, err)
+	require.Len(t, children(t, admin, path), 3)
+	require.NoError(t, rw.Unlock(w))
+	assert.NoError(t, r.Err(), "releasing the write lock ended the downgraded read lock's context")
+	readers, writers, err := rw.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, readers, 1)
+	require.Len(t, writers, 1)
+	seq := func(p string) string { return p[len(p)-10:] }
+	assert.Less(t, seq(readers[0].Path), seq(writers[0].Path), "the downgraded read node must sort ahead of the queued writer")
+	// The read node sorts ahead of the queued writer, which therefore still
+	// waits; ask the writer's own session, which has seen the release.
+	_, _, err = writer.Participants(bg())
+	require.NoError(t, err)
+	assert.False(t, writerIn.Load(), "a writer got in while the downgraded read lock was held")
+
+	require.NoError(t, rw.RUnlock(r))
+	require.NoError(t, <-got)
+	assert.True(t, writerIn.Load())
+}
+
+func TestRWMutexUpgradeRefused(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	rw := newRWMutex(t, connect(t), path)
+	r, err := rw.RLock(bg())
+	require.NoError(t, err)
+	_, err = rw.Lock(r)
+	assert.ErrorIs(t, err, locks.ErrUpgrade)
+	assert.Len(t, children(t, admin, path), 1, "the refused upgrade created a node")
+	// Reads re-enter, and the write lock can be taken once the read is gone.
+	r2, err := rw.RLock(r)
+	require.NoError(t, err)
+	require.NoError(t, rw.RUnlock(r2))
+	require.NoError(t, rw.RUnlock(r))
+	w, err := rw.Lock(bg())
+	require.NoError(t, err)
+	w2, err := rw.Lock(w)
+	require.NoError(t, err, "writes re-enter")
+	require.NoError(t, rw.Unlock(w2))
+	require.NoError(t, rw.Unlock(w))
+}
+
+// TestRWMutexParticipants: 20 readers hold, 8 writers wait.
+func TestRWMutexParticipants(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	s := connect(t)
+	rw := newRWMutex(t, s, path)
+	var readers []context.Context
+	for range 20 {
+		r, err := rw.RLock(bg())
+		require.NoError(t, err)
+		readers = append(readers, r)
+	}
+	var writers []<-chan error
+	for range 8 {
+		writers = append(writers, lockAndUnlock(rw, nil))
+	}
+	waitQueued(t, admin, path, 28)
+	rs, ws, err := newRWMutex(t, connect(t), path).Participants(bg())
+	require.NoError(t, err)
+	assert.Len(t, rs, 20)
+	assert.Len(t, ws, 8)
+	for _, r := range readers {
+		require.NoError(t, rw.RUnlock(r))
+	}
+	for _, w := range writers {
+		require.NoError(t, <-w)
+	}
+}
+
+// TestRWMutexWriterNotStarved keeps new readers coming while a writer
+// waits: the writer gets in once the readers ahead of it are done, and the
+// readers that came after it wait for it.
+func TestRWMutexWriterNotStarved(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	reader := newRWMutex(t, connect(t), path)
+	first, err := reader.RLock(bg())
+	require.NoError(t, err)
+
+	writer := newRWMutex(t, connect(t), path)
+	writerDone := lockAndUnlock(writer, nil)
+	waitQueued(t, admin, path, 2)
+
+	// A stream of readers, each overlapping the next.
+	var late atomic.Int32
+	stop := make(chan struct{})
+	streamDone := make(chan struct{})
+	go func() {
+		defer close(streamDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(bg(), waitLong)
+			r, err := reader.RLock(ctx)
+			cancel()
+			if err != nil {
+				return
+			}
+			late.Add(1)
+			_ = reader.RUnlock(r)
+		}
+	}()
+	eventually(t, "a reader queued behind the writer", func() bool {
+		return len(children(t, admin, path)) >= 3
+	})
+	assert.Zero(t, late.Load(), "a reader that came after the writer got in first")
+	require.NoError(t, reader.RUnlock(first))
+	require.NoError(t, <-writerDone, "the writer starved")
+	close(stop)
+	<-streamDone
+}
+
+func TestRWMutexBadInputCreatesNothing(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	for _, p := range []string{"", "rw", root + "/rw/"} {
+		_, err := locks.NewRWMutex(s, p)
+		assert.ErrorIs(t, err, locks.ErrInvalid, "%q", p)
+	}
+	_, err := locks.NewRWMutex(nil, root+"/rw")
+	assert.ErrorIs(t, err, locks.ErrInvalid)
+	ok, _, err := admin.Exists(root)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}

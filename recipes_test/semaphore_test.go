@@ -1,0 +1,249 @@
+package recipes_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+func newSemaphore(t *testing.T, s *recipes.Session, path string, leases int) *locks.Semaphore {
+	t.Helper()
+	sem, err := locks.NewSemaphore(s, path, leases)
+	require.NoError(t, err)
+	return sem
+}
+
+// TestSemaphoreNeverExceedsMax has 10 clients, each holding one of 5 leases
+// for a while: never more than 5 at once, and 5 at some point.
+func TestSemaphoreNeverExceedsMax(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	const clients, most = 10, 5
+	tr := newTracker(map[string]int{"L": most})
+	var wg sync.WaitGroup
+	for range clients {
+		sem := newSemaphore(t, connect(t), root+"/sem", most)
+		wg.Go(func() {
+			for range 3 {
+				leases, err := sem.Acquire(bg(), 1)
+				if !assert.NoError(t, err) {
+					return
+				}
+				tr.enter("L")
+				time.Sleep(200 * time.Millisecond) // the work done under the lease
+				tr.leave("L")
+				assert.NoError(t, leases[0].Release(bg()))
+			}
+		})
+	}
+	wg.Wait()
+	tr.check(t)
+	assert.Equal(t, most, tr.peakOf("L"))
+	assert.Equal(t, clients*3, tr.entriesOf("L"))
+}
+
+// TestSemaphoreRandomQuantities is Curator's testMaxPerSession: clients
+// asking for random numbers of leases never hold more than the maximum.
+func TestSemaphoreRandomQuantities(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	const clients, most = 6, 4
+	var mu sync.Mutex
+	inUse, peak := 0, 0
+	var wg sync.WaitGroup
+	for range clients {
+		sem := newSemaphore(t, connect(t), root+"/sem", most)
+		wg.Go(func() {
+			for range 5 {
+				n := rand.IntN(most) + 1
+				leases, err := sem.Acquire(bg(), n)
+				if !assert.NoError(t, err) || !assert.Len(t, leases, n) {
+					return
+				}
+				mu.Lock()
+				inUse += n
+				peak = max(peak, inUse)
+				mu.Unlock()
+				time.Sleep(10 * time.Millisecond) // the work done under the leases
+				mu.Lock()
+				inUse -= n
+				mu.Unlock()
+				for _, l := range leases {
+					assert.NoError(t, l.Release(bg()))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, peak, most)
+}
+
+// TestSemaphoreLeaseComesBackWhenItsSessionCloses: a lease dies with its
+// session, and a waiter gets it.
+func TestSemaphoreLeaseComesBackWhenItsSessionCloses(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	holderSession := connect(t)
+	holder := newSemaphore(t, holderSession, root+"/sem", 1)
+	leases, err := holder.Acquire(bg(), 1)
+	require.NoError(t, err)
+
+	waiter := newSemaphore(t, connect(t), root+"/sem", 1)
+	got := make(chan error, 1)
+	go func() {
+		ls, err := waiter.Acquire(bg(), 1)
+		if err == nil {
+			err = ls[0].Release(bg())
+		}
+		got <- err
+	}()
+	waitQueued(t, holderSession.Conn(), root+"/sem/locks", 1) // the waiter is at the gate
+	require.NoError(t, holderSession.Close())
+	<-leases[0].Done()
+	assert.ErrorIs(t, leases[0].Err(), locks.ErrLockLost)
+	require.NoError(t, <-got)
+}
+
+func TestSemaphoreCancelWhileWaitingLeavesNoNode(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sem"
+	holder := newSemaphore(t, connect(t), path, 2)
+	leases, err := holder.Acquire(bg(), 2)
+	require.NoError(t, err)
+
+	waiter := newSemaphore(t, connect(t), path, 2)
+	ctx, cancel := context.WithCancel(bg())
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter.Acquire(ctx, 1)
+		done <- err
+	}()
+	waitQueued(t, admin, path+"/leases", 3) // its lease node waits
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	assert.Len(t, children(t, admin, path+"/leases"), 2, "the cancelled waiter left its lease")
+	assert.Empty(t, children(t, admin, path+"/locks"), "the cancelled waiter left the gate held")
+
+	ctx, cancel = context.WithTimeout(bg(), 200*time.Millisecond)
+	defer cancel()
+	_, err = waiter.Acquire(ctx, 1)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Len(t, children(t, admin, path+"/leases"), 2, "the timed-out waiter left its lease")
+	for _, l := range leases {
+		require.NoError(t, l.Release(bg()))
+	}
+}
+
+// TestSemaphoreWaitingLeaseDeletedIsRecreated is Curator's
+// testNoOrphanedNodes: someone deletes the lease node of a waiting
+// acquirer; it queues a new one and still gets its lease.
+func TestSemaphoreWaitingLeaseDeletedIsRecreated(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sem"
+	holder := newSemaphore(t, connect(t), path, 1)
+	leases, err := holder.Acquire(bg(), 1)
+	require.NoError(t, err)
+	held := children(t, admin, path+"/leases")[0]
+
+	waiter := newSemaphore(t, connect(t), path, 1)
+	got := make(chan error, 1)
+	go func() {
+		ls, err := waiter.Acquire(bg(), 1)
+		if err == nil {
+			err = ls[0].Release(bg())
+		}
+		got <- err
+	}()
+	waitQueued(t, admin, path+"/leases", 2)
+	for _, n := range children(t, admin, path+"/leases") {
+		if n != held {
+			require.NoError(t, admin.Delete(path+"/leases/"+n, -1))
+		}
+	}
+	// It queues again: two lease nodes once more, neither the deleted one.
+	waitQueued(t, admin, path+"/leases", 2)
+	require.NoError(t, leases[0].Release(bg()))
+	require.NoError(t, <-got)
+}
+
+func TestSemaphoreRefusesADifferentMax(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/sem"
+	three := newSemaphore(t, connect(t), path, 3)
+	leases, err := three.Acquire(bg(), 1)
+	require.NoError(t, err)
+
+	four := newSemaphore(t, connect(t), path, 4)
+	_, err = four.Acquire(bg(), 1)
+	assert.ErrorIs(t, err, locks.ErrMaxLeases)
+	assert.Contains(t, err.Error(), "3 leases")
+	again := newSemaphore(t, connect(t), path, 3)
+	more, err := again.Acquire(bg(), 2)
+	require.NoError(t, err, "a client that agrees is not refused")
+	for _, l := range append(leases, more...) {
+		require.NoError(t, l.Release(bg()))
+	}
+}
+
+func TestSemaphoreBadInputCreatesNothing(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	for _, leases := range []int{0, -1} {
+		_, err := locks.NewSemaphore(s, root+"/sem", leases)
+		assert.ErrorIs(t, err, locks.ErrInvalid)
+	}
+	_, err := locks.NewSemaphore(s, "sem", 2)
+	assert.ErrorIs(t, err, locks.ErrInvalid)
+	sem := newSemaphore(t, s, root+"/sem", 2)
+	for _, n := range []int{0, -1, 3} {
+		_, err := sem.Acquire(bg(), n)
+		assert.ErrorIs(t, err, locks.ErrInvalid, "n=%d", n)
+	}
+	ok, _, err := admin.Exists(root)
+	require.NoError(t, err)
+	assert.False(t, ok, "bad input created %s", root)
+}
+
+func TestSemaphoreTryAcquireAndLeaseRelease(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sem"
+	sem := newSemaphore(t, connect(t), path, 2)
+	leases, ok, err := sem.TryAcquire(bg(), 2)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, ok, err = sem.TryAcquire(bg(), 1)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Len(t, children(t, admin, path+"/leases"), 2, "a failed TryAcquire left a lease")
+
+	ps, err := sem.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 2)
+	assert.Equal(t, leases[0].Node(), ps[0].Path)
+	token, err := leases[1].Token(bg())
+	require.NoError(t, err)
+	assert.Equal(t, ps[1].Token, token)
+
+	// Leases are released on their own, from any goroutine, and twice is
+	// harmless.
+	done := make(chan error, 1)
+	go func() { done <- leases[1].Release(bg()) }()
+	require.NoError(t, <-done)
+	require.NoError(t, leases[1].Release(bg()))
+	assert.ErrorIs(t, leases[1].Err(), locks.ErrReleased)
+	assert.NoError(t, leases[0].Err())
+	require.NoError(t, leases[0].Release(bg()))
+}
