@@ -3,29 +3,48 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
-// inspected is one lock node as inspect prints it.
+// inspected is one node of a recipe as inspect prints it.
 type inspected struct {
 	Node    string  `json:"node"`
+	Kind    string  `json:"kind"` // lock, read, write, lease
 	Data    string  `json:"data"`
 	Age     float64 `json:"age_seconds"`
 	Token   int64   `json:"fencing_token"`
 	Session string  `json:"session"`
 }
 
+// inspection is what inspect finds at a path.
 type inspection struct {
-	Path    string      `json:"path"`
-	Holder  *inspected  `json:"holder"`
-	Waiters []inspected `json:"waiters"`
+	Path      string      `json:"path"`
+	Type      string      `json:"type"` // mutex, rwlock, semaphore, or none
+	MaxLeases int         `json:"max_leases,omitempty"`
+	Holder    *inspected  `json:"holder"` // the first holder, or null
+	Holders   []inspected `json:"holders"`
+	Waiters   []inspected `json:"waiters"`
+}
+
+// The layouts inspect knows, by lock name.
+var kinds = map[string]string{
+	"lock-":    "lock",
+	"__READ__": "read",
+	"__WRIT__": "write",
+	"lease-":   "lease",
 }
 
 func inspectCommand(g globals, args []string, stdout io.Writer) error {
@@ -48,43 +67,128 @@ func inspectCommand(g globals, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer sess.Close()
-	m, err := locks.NewMutex(sess, pos[0])
-	if err != nil {
-		return usagef("inspect: %v", err)
-	}
-	ps, err := m.Participants(ctx)
+	in, err := describe(ctx, sess, pos[0])
 	if err != nil {
 		return err
-	}
-	in := inspection{Path: pos[0], Waiters: []inspected{}}
-	now := time.Now()
-	for i, p := range ps {
-		n := inspected{
-			Node:    path.Base(p.Path),
-			Data:    string(p.Data),
-			Age:     now.Sub(p.Created).Seconds(),
-			Token:   p.Token,
-			Session: fmt.Sprintf("%#x", p.Session),
-		}
-		if i == 0 {
-			in.Holder = &n
-		} else {
-			in.Waiters = append(in.Waiters, n)
-		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(in)
 	}
-	if in.Holder == nil {
-		fmt.Fprintf(stdout, "%s: free\n", in.Path)
-		return nil
-	}
-	fmt.Fprintf(stdout, "%s: held by %s, queued %.1fs ago (fencing token %d)\n  holder  %s\n",
-		in.Path, dataLabel([]byte(in.Holder.Data)), in.Holder.Age, in.Holder.Token, in.Holder.Node)
-	for i, w := range in.Waiters {
-		fmt.Fprintf(stdout, "  waiter %d  %s, waiting %.1fs  %s\n", i+1, dataLabel([]byte(w.Data)), w.Age, w.Node)
-	}
+	printInspection(stdout, in)
 	return nil
+}
+
+func printInspection(w io.Writer, in inspection) {
+	if in.Holder == nil {
+		fmt.Fprintf(w, "%s: free (%s)\n", in.Path, in.Type)
+		return
+	}
+	what := in.Type
+	if in.MaxLeases > 0 {
+		what = fmt.Sprintf("%s, %d leases", in.Type, in.MaxLeases)
+	}
+	fmt.Fprintf(w, "%s: %s, held by %s, queued %.1fs ago (fencing token %d)\n",
+		in.Path, what, dataLabel([]byte(in.Holder.Data)), in.Holder.Age, in.Holder.Token)
+	for _, h := range in.Holders {
+		fmt.Fprintf(w, "  holder  %-5s %s  %s\n", h.Kind, dataLabel([]byte(h.Data)), h.Node)
+	}
+	for i, h := range in.Waiters {
+		fmt.Fprintf(w, "  waiter %d %-5s %s, waiting %.1fs  %s\n", i+1, h.Kind, dataLabel([]byte(h.Data)), h.Age, h.Node)
+	}
+}
+
+// describe reads the recipe at p, whichever of Curator's layouts it has.
+func describe(ctx context.Context, sess *recipes.Session, p string) (inspection, error) {
+	in := inspection{Path: p, Type: "none", Holders: []inspected{}, Waiters: []inspected{}}
+	var names []string
+	var data []byte
+	err := sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		if names, _, err = conn.Children(p); err != nil {
+			return err
+		}
+		data, _, err = conn.Get(p)
+		return err
+	})
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return in, nil
+	case err != nil:
+		return in, fmt.Errorf("inspect %s: %w", p, err)
+	}
+	var nodes []inspected
+	switch {
+	case slices.Contains(names, "leases") || slices.Contains(names, "locks"):
+		in.Type = "semaphore"
+		if n, ok := strings.CutPrefix(string(data), "maxLeases="); ok {
+			in.MaxLeases, _ = strconv.Atoi(n)
+		}
+		leases, err := participants(ctx, sess, p+"/leases", "lease-")
+		if err != nil {
+			return in, err
+		}
+		gate, err := participants(ctx, sess, p+"/locks", "lock-")
+		if err != nil {
+			return in, err
+		}
+		held := len(leases)
+		if in.MaxLeases > 0 {
+			held = min(held, in.MaxLeases)
+		}
+		in.Holders = append(in.Holders, leases[:held]...)
+		in.Waiters = append(in.Waiters, leases[held:]...)
+		if len(gate) > 1 { // the first at the gate is the waiting lease
+			in.Waiters = append(in.Waiters, gate[1:]...)
+		}
+	case slices.ContainsFunc(names, func(n string) bool {
+		return strings.Contains(n, "__READ__") || strings.Contains(n, "__WRIT__")
+	}):
+		in.Type = "rwlock"
+		if nodes, err = participants(ctx, sess, p, "__READ__", "__WRIT__"); err != nil {
+			return in, err
+		}
+		held := 1
+		if nodes[0].Kind == "read" {
+			held = slices.IndexFunc(nodes, func(n inspected) bool { return n.Kind == "write" })
+			if held < 0 {
+				held = len(nodes)
+			}
+		}
+		in.Holders, in.Waiters = nodes[:held], append(in.Waiters, nodes[held:]...)
+	default:
+		if nodes, err = participants(ctx, sess, p, "lock-"); err != nil {
+			return in, err
+		}
+		if len(nodes) > 0 {
+			in.Type = "mutex"
+			in.Holders, in.Waiters = nodes[:1], append(in.Waiters, nodes[1:]...)
+		}
+	}
+	if len(in.Holders) > 0 {
+		in.Holder = &in.Holders[0]
+	}
+	return in, nil
+}
+
+// participants reads the nodes of dir in queue order.
+func participants(ctx context.Context, sess *recipes.Session, dir string, lockNames ...string) ([]inspected, error) {
+	ps, err := seqnode.Participants(ctx, sess, dir, lockNames...)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := make([]inspected, len(ps))
+	for i, q := range ps {
+		out[i] = inspected{
+			Node:    path.Base(q.Path),
+			Kind:    kinds[q.Kind],
+			Data:    string(q.Data),
+			Age:     now.Sub(q.Created).Seconds(),
+			Token:   q.Token,
+			Session: fmt.Sprintf("%#x", q.Session),
+		}
+	}
+	return out, nil
 }

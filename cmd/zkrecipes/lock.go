@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -49,35 +50,50 @@ func cancelOnSignal(sigs <-chan os.Signal, cancel context.CancelFunc) (stop func
 // statusEvery is how often a waiting command repeats who holds the lock.
 const statusEvery = 5 * time.Second
 
-func lockCommand(g globals, args []string, stderr io.Writer) error {
-	own, command, err := splitCommand("lock", args)
+// holdCommand runs a command while holding a recipe: lock, rlock, wlock,
+// semaphore, semaphore-mutex, multilock.
+func holdCommand(g globals, name string, args []string, stderr io.Writer) error {
+	own, command, err := splitCommand(name, args)
 	if err != nil {
 		return err
 	}
-	fs := flag.NewFlagSet("lock", flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	timeout := fs.Duration("timeout", 0, "")
 	data := fs.String("data", "", "")
+	leases := 0
+	if name == "semaphore" {
+		fs.IntVar(&leases, "leases", 0, "")
+	}
 	pos, err := parseInterspersed(fs, own)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("lock: want exactly one PATH, got %d", len(pos))
+		return usagef("%s: want exactly one PATH, got %d", name, len(pos))
 	}
 	if *timeout < 0 {
-		return usagef("lock: --timeout must not be negative")
+		return usagef("%s: --timeout must not be negative", name)
+	}
+	if name == "semaphore" && leases < 1 {
+		return usagef("semaphore: --leases N (at least 1) is required")
+	}
+	if len(*data) > locks.MaxDataSize {
+		return usagef("%s: --data is %d bytes, more than %d", name, len(*data), locks.MaxDataSize)
+	}
+	// Check before connecting: bad input creates nothing, and is a usage
+	// error even when ZooKeeper is down.
+	paths := []string{pos[0]}
+	if name == "multilock" {
+		paths = strings.Split(pos[0], ",")
+	}
+	for _, p := range paths {
+		if err := recipes.ValidatePath(p); err != nil {
+			return usagef("%s: %v", name, err)
+		}
 	}
 	var opts []locks.Option
 	if *data != "" {
 		opts = append(opts, locks.WithData([]byte(*data)))
-	}
-	// Check before connecting: bad input creates nothing, and is a usage
-	// error even when ZooKeeper is down.
-	if err := recipes.ValidatePath(pos[0]); err != nil {
-		return usagef("lock: %v", err)
-	}
-	if len(*data) > locks.MaxDataSize {
-		return usagef("lock: --data is %d bytes, more than %d", len(*data), locks.MaxDataSize)
 	}
 
 	// One signal channel for the whole run, so that no signal falls back to
@@ -96,36 +112,34 @@ func lockCommand(g globals, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer sess.Close()
-	m, err := locks.NewMutex(sess, pos[0], opts...)
+	ops, err := buildOps(name, sess, paths, leases, opts)
 	if err != nil {
-		return usagef("lock: %v", err)
+		return usagef("%s: %v", name, err)
 	}
-	held, err := acquire(ctx, m, *timeout, stderr)
+	held, err := acquire(ctx, ops, *timeout, stderr)
 	if err != nil {
 		return err
 	}
 	if stop() {
-		_ = m.Unlock(held)
-		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", pos[0])}
+		_ = ops.unlock(held)
+		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", ops.path)}
 	}
-	token, _ := m.Token(held)
-	node := ""
-	if ps, err := m.Participants(held); err == nil && len(ps) > 0 {
-		node = ps[0].Path
+	var token int64
+	if ops.token != nil {
+		token, _ = ops.token(held)
 	}
-	fmt.Fprintf(stderr, "zkrecipes: acquired %s (fencing token %d)\n", pos[0], token)
+	fmt.Fprintf(stderr, "zkrecipes: acquired %s (fencing token %d)\n", ops.path, token)
 	env := []string{
-		"ZKRECIPES_LOCK_PATH=" + pos[0],
-		"ZKRECIPES_LOCK_NODE=" + node,
+		"ZKRECIPES_LOCK_PATH=" + ops.path,
 		"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
 	}
 	code, lost := runHolding(held, command, env, sigs, stderr)
-	unlockErr := m.Unlock(held)
+	unlockErr := ops.unlock(held)
 	switch {
 	case lost:
-		return exitError{exitLost, fmt.Errorf("lost %s while the command ran: %v", pos[0], context.Cause(held))}
+		return exitError{exitLost, fmt.Errorf("lost %s while the command ran: %v", ops.path, context.Cause(held))}
 	case unlockErr != nil:
-		fmt.Fprintf(stderr, "zkrecipes: unlock %s: %v\n", pos[0], unlockErr)
+		fmt.Fprintf(stderr, "zkrecipes: unlock %s: %v\n", ops.path, unlockErr)
 	}
 	return exitError{code: code}
 }
@@ -145,10 +159,10 @@ func connect(ctx context.Context, g globals) (*recipes.Session, error) {
 
 // acquire takes the lock within timeout (0: no limit), telling stderr who
 // holds it while it waits.
-func acquire(ctx context.Context, m *locks.Mutex, timeout time.Duration, stderr io.Writer) (context.Context, error) {
-	held, ok, err := m.TryLock(ctx)
+func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.Writer) (context.Context, error) {
+	held, ok, err := ops.lock(ctx, false)
 	if err != nil {
-		return nil, lockFailure(ctx, m, err)
+		return nil, lockFailure(ctx, ops, err)
 	}
 	if ok {
 		return held, nil
@@ -164,47 +178,41 @@ func acquire(ctx context.Context, m *locks.Mutex, timeout time.Duration, stderr 
 	}
 	done := make(chan result, 1)
 	go func() {
-		h, err := m.Lock(wctx)
+		h, _, err := ops.lock(wctx, true)
 		done <- result{h, err}
 	}()
 	start := time.Now()
-	reportWaiting(ctx, m, start, stderr)
+	report := func() {
+		fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%.1fs)%s\n", ops.path, time.Since(start).Seconds(), ops.status(ctx))
+	}
+	report()
 	tick := time.NewTicker(statusEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case r := <-done:
 			if r.err != nil {
-				return nil, lockFailure(wctx, m, r.err)
+				return nil, lockFailure(wctx, ops, r.err)
 			}
 			return r.held, nil
 		case <-tick.C:
-			reportWaiting(ctx, m, start, stderr)
+			report()
 		}
 	}
 }
 
 var errTimedOut = errors.New("timed out")
 
-func lockFailure(ctx context.Context, m *locks.Mutex, err error) error {
+func lockFailure(ctx context.Context, ops lockOps, err error) error {
 	switch {
 	case errors.Is(context.Cause(ctx), errTimedOut):
-		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", m.Path())}
+		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", ops.path)}
 	case ctx.Err() != nil:
-		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", m.Path())}
+		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", ops.path)}
+	case errors.Is(err, locks.ErrMaxLeases):
+		return usagef("%v", err)
 	}
 	return err
-}
-
-func reportWaiting(ctx context.Context, m *locks.Mutex, start time.Time, stderr io.Writer) {
-	ps, err := m.Participants(ctx)
-	if err != nil || len(ps) == 0 {
-		fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%.1fs)\n", m.Path(), time.Since(start).Seconds())
-		return
-	}
-	h := ps[0]
-	fmt.Fprintf(stderr, "zkrecipes: waiting for %s, held by %s (queued %.1fs ago), %d in line\n",
-		m.Path(), dataLabel(h.Data), time.Since(h.Created).Seconds(), len(ps)-1)
 }
 
 // dataLabel shows node data as text when it is short and printable.

@@ -6,6 +6,9 @@
 //	zkrecipes [--servers H:P,...] [--session-timeout D] COMMAND ...
 //
 //	zkrecipes lock PATH [--timeout D] [--data S] -- CMD [ARG...]
+//	zkrecipes rlock|wlock|semaphore-mutex PATH [...] -- CMD [ARG...]
+//	zkrecipes semaphore PATH --leases N [...] -- CMD [ARG...]
+//	zkrecipes multilock PATH,PATH... [...] -- CMD [ARG...]
 //	zkrecipes inspect PATH [--json]
 //	zkrecipes demo [--workers N] [--rounds N] [--hold D]
 //
@@ -34,11 +37,19 @@ const (
 
 const usage = `usage: zkrecipes [--servers H:P,...] [--session-timeout D] COMMAND ...
 
-Commands:
-  lock PATH [--timeout D] [--data S] -- CMD [ARG...]
+Commands (each waiting one takes --timeout D and --data S):
+  lock PATH -- CMD [ARG...]
         run CMD while holding the mutex at PATH (Curator InterProcessMutex)
+  rlock PATH -- CMD, wlock PATH -- CMD
+        ... the read or the write half of the read/write lock at PATH
+  semaphore PATH --leases N -- CMD
+        ... one of the N leases of the semaphore at PATH
+  semaphore-mutex PATH -- CMD
+        ... the semaphore mutex at PATH (Curator InterProcessSemaphoreMutex)
+  multilock PATH,PATH... -- CMD
+        ... the mutexes at all the PATHs, taken in path order
   inspect PATH [--json]
-        show the holder and the waiters of the lock at PATH
+        show the holders and waiters of the lock at PATH, whatever its kind
   demo [--workers N] [--rounds N] [--hold D]
         show processes contending for a lock; starts a local ZooKeeper
         unless --servers or ZK_SERVERS names one
@@ -47,8 +58,8 @@ Global flags:
   --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
   --session-timeout D    ZooKeeper session timeout (default 10s)
 
-While CMD runs it gets ZKRECIPES_LOCK_PATH, ZKRECIPES_LOCK_NODE and
-ZKRECIPES_FENCING_TOKEN in its environment. If the lock is lost, CMD gets
+While CMD runs it gets ZKRECIPES_LOCK_PATH and ZKRECIPES_FENCING_TOKEN in
+its environment. If the lock is lost, CMD gets
 SIGTERM (SIGKILL 5s later) and zkrecipes exits 79.
 
 Exit status: CMD's own status (128+N if killed by signal N), or
@@ -153,8 +164,8 @@ func dispatch(g globals, args []string, stdout, stderr io.Writer) error {
 		return usagef("no command given")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
-	case "lock":
-		return lockCommand(g, rest, stderr)
+	case "lock", "rlock", "wlock", "semaphore", "semaphore-mutex", "multilock":
+		return holdCommand(g, cmd, rest, stderr)
 	case "inspect":
 		return inspectCommand(g, rest, stdout)
 	case "demo":

@@ -90,10 +90,16 @@ func lockNodes(t *testing.T, admin *zk.Conn, path string) []string {
 
 func waitNodes(t *testing.T, admin *zk.Conn, path string, n int) {
 	t.Helper()
+	eventually(t, func() bool { return len(lockNodes(t, admin, path)) == n })
+}
+
+// eventually polls cond, an observable state, until it holds.
+func eventually(t *testing.T, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for len(lockNodes(t, admin, path)) != n {
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %d nodes in %s", n, path)
+			t.Fatal("timed out waiting")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -1,0 +1,164 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes/internal/zktest"
+)
+
+// enterLeave is a command that logs "+ pid" and "- pid" around a pause.
+const enterLeave = `echo "+ $$" >> "$1"; sleep 0.2; echo "- $$" >> "$1"`
+
+// runAll runs the argument lists as concurrent zkrecipes invocations and
+// returns their exit codes and stderr.
+func runAll(t *testing.T, invocations ...[]string) ([]int, []string) {
+	t.Helper()
+	codes, stderrs := make([]int, len(invocations)), make([]string, len(invocations))
+	var wg sync.WaitGroup
+	for i, args := range invocations {
+		wg.Go(func() { codes[i], _, stderrs[i] = zkrecipes(t, args...) })
+	}
+	wg.Wait()
+	return codes, stderrs
+}
+
+// peak replays an enterLeave log and returns the most commands inside at once.
+func peak(t *testing.T, log string) (most, entries int) {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	inside := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(line, "+") {
+			inside++
+			entries++
+		} else {
+			inside--
+		}
+		most = max(most, inside)
+	}
+	return most, entries
+}
+
+func TestRLockSharesWLockExcludes(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/rw"
+	log := filepath.Join(t.TempDir(), "log")
+	var invocations [][]string
+	for _, sub := range []string{"rlock", "rlock", "rlock", "wlock", "rlock"} {
+		invocations = append(invocations, []string{sub, path, "--", "sh", "-c", enterLeave, "sh", log})
+	}
+	codes, stderrs := runAll(t, invocations...)
+	assert.Equal(t, []int{0, 0, 0, 0, 0}, codes, "%q", stderrs)
+	most, entries := peak(t, log)
+	assert.Equal(t, 5, entries)
+	assert.Greater(t, most, 1, "readers never overlapped")
+
+	// The writer was alone: replay again, tracking who was inside.
+	wlog := filepath.Join(t.TempDir(), "wlog")
+	writer := []string{"wlock", path, "--", "sh", "-c", `echo "+ W" >> "$1"; sleep 0.2; echo "- W" >> "$1"`, "sh", wlog}
+	reader := []string{"rlock", path, "--", "sh", "-c", `echo "+ R" >> "$1"; sleep 0.2; echo "- R" >> "$1"`, "sh", wlog}
+	codes, _ = runAll(t, reader, writer, reader, writer, reader)
+	assert.Equal(t, []int{0, 0, 0, 0, 0}, codes)
+	b, err := os.ReadFile(wlog)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i, line := range lines {
+		if line == "+ W" {
+			require.Less(t, i+1, len(lines))
+			assert.Equal(t, "- W", lines[i+1], "someone entered while the writer was inside: %q", lines)
+		}
+	}
+}
+
+func TestSemaphoreCommandBoundsConcurrency(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/sem"
+	log := filepath.Join(t.TempDir(), "log")
+	args := []string{"semaphore", path, "--leases", "2", "--", "sh", "-c", enterLeave, "sh", log}
+	codes, stderrs := runAll(t, args, args, args, args)
+	assert.Equal(t, []int{0, 0, 0, 0}, codes, "%q", stderrs)
+	most, entries := peak(t, log)
+	assert.Equal(t, 4, entries)
+	assert.Equal(t, 2, most)
+
+	code, _, stderr := zkrecipes(t, "semaphore", path, "--", "true")
+	assert.Equal(t, 64, code, "missing --leases")
+	assert.Contains(t, stderr, "--leases")
+}
+
+func TestSemaphoreMutexAndMultilockCommands(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	log := filepath.Join(t.TempDir(), "log")
+	sm := []string{"semaphore-mutex", root + "/sm", "--", "sh", "-c", enterLeave, "sh", log}
+	codes, _ := runAll(t, sm, sm, sm)
+	assert.Equal(t, []int{0, 0, 0}, codes)
+	most, _ := peak(t, log)
+	assert.Equal(t, 1, most)
+
+	// Opposite orders of the same two paths: no deadlock, no overlap.
+	mlog := filepath.Join(t.TempDir(), "mlog")
+	ab := []string{"multilock", root + "/a," + root + "/b", "--", "sh", "-c", enterLeave, "sh", mlog}
+	ba := []string{"multilock", root + "/b," + root + "/a", "--", "sh", "-c", enterLeave, "sh", mlog}
+	codes, stderrs := runAll(t, ab, ba, ab, ba)
+	assert.Equal(t, []int{0, 0, 0, 0}, codes, "%q", stderrs)
+	most, entries := peak(t, mlog)
+	assert.Equal(t, 1, most)
+	assert.Equal(t, 4, entries)
+
+	code, _, _ := zkrecipes(t, "multilock", root+"/a,relative", "--", "true")
+	assert.Equal(t, 64, code)
+}
+
+func TestInspectKnowsEveryLayout(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	for _, c := range []struct {
+		sub  []string
+		path string
+		typ  string
+		kind string
+	}{
+		{[]string{"rlock"}, root + "/rw", "rwlock", "read"},
+		{[]string{"semaphore", "--leases", "3"}, root + "/sem", "semaphore", "lease"},
+		{[]string{"semaphore-mutex"}, root + "/sm", "semaphore", "lease"},
+	} {
+		args := append(append([]string{}, c.sub[0], c.path), c.sub[1:]...)
+		holder := command(t, append(append(args, "--data", "holder-"+c.typ, "--"), "sleep", "30")...)
+		require.NoError(t, holder.Start())
+		waitHeld(t, c.path)
+		code, stdout, stderr := zkrecipes(t, "inspect", "--json", c.path)
+		stop(holder)
+		require.Equal(t, 0, code, stderr)
+		var got struct {
+			Type    string
+			Holders []struct{ Kind, Data string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(stdout), &got), stdout)
+		assert.Equal(t, c.typ, got.Type)
+		require.Len(t, got.Holders, 1, stdout)
+		assert.Equal(t, c.kind, got.Holders[0].Kind)
+		assert.Equal(t, "holder-"+c.typ, got.Holders[0].Data)
+	}
+	code, stdout, _ := zkrecipes(t, "inspect", root+"/nothing-here")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "free")
+}
+
+// waitHeld waits until inspect reports a holder at path.
+func waitHeld(t *testing.T, path string) {
+	t.Helper()
+	eventually(t, func() bool {
+		_, stdout, _ := zkrecipes(t, "inspect", "--json", path)
+		return strings.Contains(stdout, `"holder": {`)
+	})
+}
