@@ -2,8 +2,15 @@
 // way, on the same znodes so Go and Java (Curator 5.x) processes exclude each
 // other.
 //
-// Today it has Mutex (Curator's InterProcessMutex); the semaphores, the
-// read/write lock and the multi-lock follow on the same engine.
+//	locks.Mutex           Curator InterProcessMutex: reentrant
+//	locks.RWMutex         InterProcessReadWriteLock: reentrant halves, safe downgrade
+//	locks.Semaphore       InterProcessSemaphoreV2: n leases, each a Lease
+//	locks.SemaphoreMutex  InterProcessSemaphoreMutex: not reentrant
+//	locks.MultiLock       InterProcessMultiLock: several locks as one, no deadlock
+//
+// All but Semaphore are a Locker. They share one engine: a queue of
+// sequential nodes in which each waiter watches only the one node it waits
+// for, so a release wakes one waiter.
 //
 // # Reentrancy
 //
@@ -71,22 +78,43 @@
 // Unlock. There is no makeRevocable step: the first call to Revoked starts
 // watching, and sees a request written before it.
 //
+// # Read/write lock, semaphores, multi-lock
+//
+// An RWMutex's writer must be first in the queue; a reader needs no writer
+// ahead of it. Readers and writers are served in queue order, so new readers
+// cannot starve a waiting writer. A writer may take the read lock (downgrade);
+// a reader asking for the write lock gets ErrUpgrade at once.
+//
+// A Semaphore hands out Leases, each released on its own. Acquire takes all
+// the leases it asks for or none, and clients that disagree on the maximum are
+// told (ErrMaxLeases). A SemaphoreMutex is a one-lease semaphore behind a held
+// context; asking for it again with that context fails with ErrReentrant.
+//
+// A MultiLock takes its members in path order, whatever order it was given
+// them in, so two multi-locks over the same locks cannot deadlock; it takes
+// all or none within one deadline, and releases past failures.
+//
 // # Znode layout
 //
-// A Mutex at path P keeps one node per holder or waiter in P:
-//
-//	P/_c_<uuid>-lock-<10-digit sequence>   ephemeral sequential, data "host:pid"
-//
 // P and its missing ancestors are created as container nodes, which ZooKeeper
-// removes once they are empty. The lowest sequence holds the lock; each waiter
-// watches only the node just ahead of it, so a release wakes exactly one
-// waiter, and waiters are served first come, first served.
+// removes once they are empty. Lock nodes are ephemeral sequential, with data
+// "host:pid" by default:
+//
+//	Mutex at P           P/_c_<uuid>-lock-<seq>
+//	RWMutex at P         P/_c_<uuid>-__READ__<seq>, P/_c_<uuid>-__WRIT__<seq>
+//	Semaphore at P       P/locks/_c_<uuid>-lock-<seq>   (the gate: a Mutex)
+//	                     P/leases/_c_<uuid>-lease-<seq> (one per lease)
+//	SemaphoreMutex at P  as a Semaphore with one lease
+//
+// The lowest sequence comes first; each waiter watches only the node it waits
+// for, except the one acquirer at a semaphore's gate, which watches the leases.
+// A semaphore's maximum is recorded as "maxLeases=N" in P's data.
 //
 // # Curator compatibility
 //
-// The layout, names, ordering, container parents and revocation protocol are
-// Curator's (InterProcessMutex), so a Go Mutex and a Java InterProcessMutex on
-// the same path exclude each other. The default node data differs (Curator
-// writes the host's IP address; this package writes "host:pid"); data never
-// affects exclusion. See docs/curator.md for the full mapping.
+// The layouts, names, ordering, container parents and revocation protocol are
+// Curator's, so each recipe excludes its Java counterpart on the same path. The
+// default node data differs (Curator writes the host's IP address; this package
+// writes "host:pid"); data never affects exclusion. See docs/curator.md for the
+// full mapping.
 package locks

@@ -161,3 +161,119 @@ func ExampleRevoke() {
 	// Output:
 	// asked to release
 }
+
+func ExampleRWMutex() {
+	ctx := context.Background()
+	sess, err := recipes.Connect(ctx, zkServers())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	rw, err := locks.NewRWMutex(sess, "/examples/config")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Readers share the lock.
+	r1, _ := rw.RLock(ctx)
+	r2, _ := rw.RLock(ctx)
+	readers, writers, _ := rw.Participants(ctx)
+	fmt.Println("readers:", len(readers), "writers:", len(writers))
+	_ = rw.RUnlock(r1)
+	_ = rw.RUnlock(r2)
+
+	// A writer downgrades: it takes the read lock, then lets the write
+	// lock go, and no other writer can slip in between.
+	w, _ := rw.Lock(ctx)
+	r, _ := rw.RLock(w)
+	_ = rw.Unlock(w)
+	fmt.Println("still reading:", r.Err() == nil)
+
+	// A reader cannot upgrade.
+	_, err = rw.Lock(r)
+	fmt.Println(errors.Is(err, locks.ErrUpgrade))
+	_ = rw.RUnlock(r)
+	// Output:
+	// readers: 2 writers: 0
+	// still reading: true
+	// true
+}
+
+func ExampleSemaphore() {
+	ctx := context.Background()
+	sess, err := recipes.Connect(ctx, zkServers())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	sem, err := locks.NewSemaphore(sess, "/examples/connections", 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	leases, err := sem.Acquire(ctx, 2) // two of the three, or none
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, ok, _ := sem.TryAcquire(ctx, 2)
+	fmt.Println("two more free:", ok)
+	for _, l := range leases {
+		_ = l.Release(ctx) // each lease on its own, from any goroutine
+	}
+	// Output:
+	// two more free: false
+}
+
+func ExampleSemaphoreMutex() {
+	ctx := context.Background()
+	sess, err := recipes.Connect(ctx, zkServers())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	m, err := locks.NewSemaphoreMutex(sess, "/examples/semaphore-mutex")
+	if err != nil {
+		log.Fatal(err)
+	}
+	held, err := m.Lock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = m.Lock(held) // not reentrant: fails at once instead of waiting forever
+	fmt.Println(errors.Is(err, locks.ErrReentrant))
+
+	done := make(chan error)
+	go func() { done <- m.Unlock(held) }() // any goroutine may release it
+	fmt.Println(<-done)
+	// Output:
+	// true
+	// <nil>
+}
+
+func ExampleMultiLock() {
+	ctx := context.Background()
+	sess, err := recipes.Connect(ctx, zkServers())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	accounts, _ := locks.NewMutex(sess, "/examples/accounts/42")
+	ledger, _ := locks.NewRWMutex(sess, "/examples/ledger")
+
+	// Taken in path order whatever the order given, so two transfers that
+	// name the same locks differently cannot deadlock.
+	ml, err := locks.NewMultiLock(ledger, accounts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ml.Path())
+	held, err := ml.Lock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// ... move money; held is cancelled if any of the locks is lost.
+	fmt.Println(ml.Unlock(held))
+	// Output:
+	// /examples/accounts/42,/examples/ledger
+	// <nil>
+}
