@@ -9,11 +9,16 @@ BENCHCOUNT  ?= 5
 ## test: lint, the whole suite with the race detector (real ZooKeeper), fuzz smoke
 test: deps lint unit fuzz
 
-## deps: Debian's ZooKeeper (and its Java) for the integration tests
+## deps: Debian's ZooKeeper, Curator (for the interop tests) and a JDK
 deps:
-	@test -f /usr/share/java/zookeeper.jar || { \
-		echo "installing Debian's zookeeper package"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper; }
+	@pkgs=; \
+	test -f /usr/share/java/zookeeper.jar || pkgs="$$pkgs zookeeper"; \
+	test -f /usr/share/java/curator-recipes.jar || pkgs="$$pkgs libcurator-recipes-java"; \
+	command -v javac >/dev/null || pkgs="$$pkgs default-jdk-headless"; \
+	if [ -n "$$pkgs" ]; then \
+		echo "installing Debian packages:$$pkgs"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; \
+	fi
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -36,7 +36,7 @@ func peak(t *testing.T, log string) (most, entries int) {
 	b, err := os.ReadFile(log)
 	require.NoError(t, err)
 	inside := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
 		if strings.HasPrefix(line, "+") {
 			inside++
 			entries++

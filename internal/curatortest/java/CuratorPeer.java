@@ -1,0 +1,358 @@
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.locks.Revoker;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+/**
+ * A Curator 5.x peer for zkrecipes' interoperability tests. The first argument
+ * is the mode; see usage(). Exit status: 0 on success, 1 on failure (message on
+ * stderr), 2 on bad arguments, 3 when barrier-wait times out. Every client is
+ * closed before exit, also on SIGTERM (through a shutdown hook), so its
+ * ephemeral nodes go at once.
+ */
+public final class CuratorPeer {
+    private static final List<CuratorFramework> CLIENTS = new CopyOnWriteArrayList<>();
+
+    private static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    /** Something the caller should see as the result of a mode, with an exit status. */
+    private static final class Exit extends Exception {
+        private static final long serialVersionUID = 1L;
+        final int status;
+
+        Exit(int status, String message) {
+            super(message);
+            this.status = status;
+        }
+    }
+
+    /** An acquire and release of one lock kind, for lockLoop. */
+    private interface Hold {
+        void acquire() throws Exception;
+
+        void release() throws Exception;
+    }
+
+    public static void main(String[] args) {
+        Runtime.getRuntime().addShutdownHook(new Thread(CuratorPeer::closeAll));
+        int status = 0;
+        try {
+            run(args);
+        } catch (UsageException e) {
+            System.err.println("CuratorPeer: " + e.getMessage());
+            System.err.println(usage());
+            status = 2;
+        } catch (Exit e) {
+            System.err.println("CuratorPeer: " + e.getMessage());
+            status = e.status;
+        } catch (Throwable e) {
+            System.err.println("CuratorPeer " + String.join(" ", args) + ": " + e);
+            e.printStackTrace();
+            status = 1;
+        }
+        closeAll();
+        System.out.flush();
+        System.exit(status);
+    }
+
+    private static String usage() {
+        return String.join("\n",
+                "usage: CuratorPeer MODE ARGS...",
+                "  mutex|read|write|semaphore-mutex SERVERS PATH ITER HOLD_MS LOG CLIENT",
+                "  multilock SERVERS PATH1,PATH2[,...] ITER HOLD_MS LOG CLIENT",
+                "  semaphore SERVERS PATH MAX ITER HOLD_MS LOG CLIENT",
+                "  barrier-set|barrier-remove SERVERS PATH",
+                "  barrier-wait SERVERS PATH TIMEOUT_MS",
+                "  double-barrier SERVERS PATH MEMBERS LOG CLIENT",
+                "  revoke SERVERS NODEPATH",
+                "  version",
+                "  bench-mutex SERVERS PATH CLIENTS SECONDS",
+                "  bench-rw SERVERS PATH CLIENTS SECONDS READ_PERCENT",
+                "  bench-semaphore SERVERS PATH MAX CLIENTS SECONDS");
+    }
+
+    private static void run(String[] a) throws Exception {
+        if (a.length == 0) {
+            throw new UsageException("no mode");
+        }
+        switch (a[0]) {
+            case "mutex": {
+                args(a, 7);
+                InterProcessMutex m = new InterProcessMutex(connect(a[1]), a[2]);
+                lockLoop(lock(m), a, 3, "M");
+                break;
+            }
+            case "read":
+            case "write": {
+                args(a, 7);
+                InterProcessReadWriteLock rw = new InterProcessReadWriteLock(connect(a[1]), a[2]);
+                boolean read = a[0].equals("read");
+                lockLoop(lock(read ? rw.readLock() : rw.writeLock()), a, 3, read ? "R" : "W");
+                break;
+            }
+            case "semaphore-mutex": {
+                args(a, 7);
+                lockLoop(lock(new InterProcessSemaphoreMutex(connect(a[1]), a[2])), a, 3, "M");
+                break;
+            }
+            case "multilock": {
+                args(a, 7);
+                List<String> paths = Arrays.asList(a[2].split(","));
+                lockLoop(lock(new InterProcessMultiLock(connect(a[1]), paths)), a, 3, "M");
+                break;
+            }
+            case "semaphore": {
+                args(a, 8);
+                InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(connect(a[1]), a[2], num(a[3]));
+                AtomicReference<Lease> lease = new AtomicReference<>();
+                lockLoop(new Hold() {
+                    public void acquire() throws Exception {
+                        lease.set(sem.acquire());
+                    }
+
+                    public void release() throws Exception {
+                        lease.getAndSet(null).close();
+                    }
+                }, a, 4, "L");
+                break;
+            }
+            case "barrier-set":
+                args(a, 3);
+                new DistributedBarrier(connect(a[1]), a[2]).setBarrier();
+                break;
+            case "barrier-remove":
+                args(a, 3);
+                new DistributedBarrier(connect(a[1]), a[2]).removeBarrier();
+                break;
+            case "barrier-wait": {
+                args(a, 4);
+                DistributedBarrier b = new DistributedBarrier(connect(a[1]), a[2]);
+                if (!b.waitOnBarrier(num(a[3]), TimeUnit.MILLISECONDS)) {
+                    throw new Exit(3, "barrier " + a[2] + " still set after " + a[3] + " ms");
+                }
+                System.out.println("passed");
+                break;
+            }
+            case "double-barrier": {
+                args(a, 6);
+                DistributedDoubleBarrier b = new DistributedDoubleBarrier(connect(a[1]), a[2], num(a[3]));
+                b.enter();
+                append(a[4], "+", "B", a[5]);
+                append(a[4], "-", "B", a[5]);
+                b.leave();
+                break;
+            }
+            case "version":
+                args(a, 1);
+                System.out.println("curator=" + curatorVersion()
+                        + " zookeeper=" + org.apache.zookeeper.Version.getFullVersion().split("[-, ]")[0]);
+                break;
+            case "revoke":
+                args(a, 3);
+                Revoker.attemptRevoke(connect(a[1]), a[2]);
+                break;
+            case "bench-mutex":
+                args(a, 5);
+                bench(a[1], num(a[3]), num(a[4]), c -> lock(new InterProcessMutex(c, a[2])));
+                break;
+            case "bench-rw": {
+                args(a, 6);
+                int readPercent = num(a[5]);
+                bench(a[1], num(a[3]), num(a[4]), c -> {
+                    InterProcessReadWriteLock rw = new InterProcessReadWriteLock(c, a[2]);
+                    Hold read = lock(rw.readLock());
+                    Hold write = lock(rw.writeLock());
+                    return new Hold() {
+                        private Hold held;
+
+                        public void acquire() throws Exception {
+                            held = ThreadLocalRandom.current().nextInt(100) < readPercent ? read : write;
+                            held.acquire();
+                        }
+
+                        public void release() throws Exception {
+                            held.release();
+                        }
+                    };
+                });
+                break;
+            }
+            case "bench-semaphore": {
+                args(a, 6);
+                int max = num(a[3]);
+                bench(a[1], num(a[4]), num(a[5]), c -> {
+                    InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(c, a[2], max);
+                    return new Hold() {
+                        private Lease lease;
+
+                        public void acquire() throws Exception {
+                            lease = sem.acquire();
+                        }
+
+                        public void release() throws Exception {
+                            lease.close();
+                        }
+                    };
+                });
+                break;
+            }
+            default:
+                throw new UsageException("unknown mode " + a[0]);
+        }
+    }
+
+    /** The version of the curator-recipes jar in use, from its Maven properties. */
+    private static String curatorVersion() throws IOException {
+        Properties p = new Properties();
+        try (InputStream in = InterProcessMutex.class.getResourceAsStream(
+                "/META-INF/maven/org.apache.curator/curator-recipes/pom.properties")) {
+            if (in == null) {
+                return "unknown";
+            }
+            p.load(in);
+        }
+        return p.getProperty("version", "unknown");
+    }
+
+    private static void args(String[] a, int n) throws UsageException {
+        if (a.length != n) {
+            throw new UsageException(a[0] + " takes " + (n - 1) + " arguments, got " + (a.length - 1));
+        }
+    }
+
+    private static int num(String s) throws UsageException {
+        try {
+            return Integer.parseInt(s);
+        } catch (NumberFormatException e) {
+            throw new UsageException("not a number: " + s);
+        }
+    }
+
+    /** Starts a client on servers, waits for its connection and registers it for closing. */
+    private static CuratorFramework connect(String servers) throws Exception {
+        CuratorFramework c = CuratorFrameworkFactory.newClient(
+                servers, 10000, 10000, new ExponentialBackoffRetry(100, 3));
+        CLIENTS.add(c);
+        c.start();
+        if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) {
+            throw new IOException("no connection to " + servers + " within 30s");
+        }
+        return c;
+    }
+
+    private static void closeAll() {
+        for (CuratorFramework c : CLIENTS) {
+            c.close(); // idempotent
+        }
+    }
+
+    private static Hold lock(InterProcessLock l) {
+        return new Hold() {
+            public void acquire() throws Exception {
+                l.acquire();
+            }
+
+            public void release() throws Exception {
+                l.release();
+            }
+        };
+    }
+
+    /** Runs ITER HOLD_MS LOG CLIENT, found at a[from..]: acquire, log, hold, log, release. */
+    private static void lockLoop(Hold h, String[] a, int from, String kind) throws Exception {
+        int iterations = num(a[from]);
+        long holdMillis = num(a[from + 1]);
+        String log = a[from + 2];
+        String client = a[from + 3];
+        for (int i = 0; i < iterations; i++) {
+            h.acquire();
+            append(log, "+", kind, client);
+            if (holdMillis > 0) {
+                Thread.sleep(holdMillis);
+            }
+            append(log, "-", kind, client);
+            h.release();
+        }
+    }
+
+    /** Appends one event line to the log with a single write in append mode. */
+    private static void append(String file, String op, String kind, String client) throws IOException {
+        byte[] line = (op + " " + kind + " " + client + "\n").getBytes(StandardCharsets.UTF_8);
+        try (FileOutputStream out = new FileOutputStream(file, true)) {
+            out.write(line);
+        }
+    }
+
+    private interface HoldFactory {
+        Hold make(CuratorFramework c) throws Exception;
+    }
+
+    /**
+     * Connects n clients, each with its own lock from f, then loops acquire and
+     * release on all of them for the given seconds and prints the total.
+     */
+    private static void bench(String servers, int n, int seconds, HoldFactory f) throws Exception {
+        List<Hold> holds = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            holds.add(f.make(connect(servers)));
+        }
+        AtomicLong ops = new AtomicLong();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(n);
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.SECONDS.toNanos(seconds);
+        for (Hold h : holds) {
+            Thread t = new Thread(() -> {
+                try {
+                    while (System.nanoTime() < deadline && failure.get() == null) {
+                        h.acquire();
+                        h.release();
+                        ops.incrementAndGet();
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                } finally {
+                    done.countDown();
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+        }
+        done.await();
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        if (failure.get() != null) {
+            throw new Exception("bench client failed", failure.get());
+        }
+        System.out.printf("ops=%d seconds=%.3f%n", ops.get(), elapsed);
+    }
+}

@@ -1,0 +1,13 @@
+package curatortest
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/recipes/internal/zktest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(zktest.WithServer(m))
+}

@@ -1,0 +1,234 @@
+package recipes_test
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes/internal/curatortest"
+	"github.com/zkrecipes/recipes/internal/eventlog"
+	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// interopHold is how long every holder, Go or Java, keeps the lock.
+const interopHold = 5 * time.Millisecond
+
+// goHolder is one Go client of an interop test: it logs kind around each
+// hold.
+type goHolder struct {
+	kind   string
+	lock   func(context.Context) (context.Context, error)
+	unlock func(context.Context) error
+}
+
+// interop runs the Java processes (CuratorPeer argument lists, which must
+// log to log) and, once the first of them has entered, the Go holders, each
+// for iterations rounds; it returns the log, with every entry checked to have
+// been left.
+func interop(t *testing.T, log string, java [][]string, holders []goHolder, iterations int) []eventlog.Event {
+	t.Helper()
+	peer := curatortest.EnsureT(t)
+	var javaDone []<-chan error
+	for _, args := range java {
+		done, _ := interopJava(t, peer, args...)
+		javaDone = append(javaDone, done)
+	}
+	// Join while Java is at it, so that the languages interleave.
+	interopLogged(t, log, curatortest.ClientID(0))
+
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
+	defer cancel()
+	errs := make(chan error, len(holders))
+	var wg sync.WaitGroup
+	for i, h := range holders {
+		id := eventlog.GoClient(i)
+		wg.Go(func() {
+			for range iterations {
+				held, err := h.lock(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				err = eventlog.Append(log, eventlog.Enter, h.kind, id)
+				time.Sleep(interopHold) // the work done under the lock
+				if err == nil {
+					err = eventlog.Append(log, eventlog.Leave, h.kind, id)
+				}
+				if uerr := h.unlock(held); err == nil {
+					err = uerr
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, done := range javaDone {
+		require.NoError(t, <-done)
+	}
+	events, err := eventlog.Read(log)
+	require.NoError(t, err)
+	return events
+}
+
+// javaArgs is a CuratorPeer argument list for client i: mode, servers,
+// path, then extra, then iterations, hold, log and client.
+func javaArgs(t *testing.T, i int, mode, path, log string, iterations int, extra ...string) []string {
+	t.Helper()
+	args := []string{mode, curatortest.ServersArg(zktest.ServersT(t)), path}
+	args = append(args, extra...)
+	return append(args, strconv.Itoa(iterations), strconv.Itoa(int(interopHold/time.Millisecond)), log, curatortest.ClientID(i))
+}
+
+// mixedOverlap reports whether a Go and a Java client were ever inside at
+// the same time.
+func mixedOverlap(events []eventlog.Event) bool {
+	inside := map[string]int{}
+	for _, e := range events {
+		lang, _, _ := strings.Cut(e.Client, "-")
+		if e.Op == eventlog.Enter {
+			inside[lang]++
+			if inside["go"] > 0 && inside["java"] > 0 {
+				return true
+			}
+		} else {
+			inside[lang]--
+		}
+	}
+	return false
+}
+
+// TestRWMutexInteropWithCurator: Go RWMutex and Curator's
+// InterProcessReadWriteLock on one path. Writers, from either language, are
+// always alone; readers share, across languages too.
+func TestRWMutexInteropWithCurator(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/rw"
+	log := filepath.Join(t.TempDir(), "events")
+	const iterations = 15
+	java := [][]string{
+		javaArgs(t, 0, "read", path, log, iterations),
+		javaArgs(t, 1, "read", path, log, iterations),
+		javaArgs(t, 2, "write", path, log, iterations),
+	}
+	var holders []goHolder
+	for _, write := range []bool{false, false, true} {
+		rw := newRWMutex(t, connect(t), path)
+		h := goHolder{eventlog.KindRead, rw.RLock, rw.RUnlock}
+		if write {
+			h = goHolder{eventlog.KindWrite, rw.Lock, rw.Unlock}
+		}
+		holders = append(holders, h)
+	}
+	events := interop(t, log, java, holders, iterations)
+	stats, err := eventlog.Check(events, map[string]int{eventlog.KindWrite: 1}, eventlog.KindWrite)
+	require.NoError(t, err)
+	assert.Equal(t, 4*iterations, stats[eventlog.KindRead].Entries)
+	assert.Equal(t, 2*iterations, stats[eventlog.KindWrite].Entries)
+	assert.Greater(t, stats[eventlog.KindRead].MaxActive, 1, "readers never shared")
+	assert.True(t, mixedOverlap(events), "a Go reader and a Java reader never held the lock together")
+}
+
+// TestSemaphoreMutexInteropWithCurator: Go SemaphoreMutex and Curator's
+// InterProcessSemaphoreMutex exclude each other.
+func TestSemaphoreMutexInteropWithCurator(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/sm"
+	log := filepath.Join(t.TempDir(), "events")
+	const iterations = 10
+	java := [][]string{
+		javaArgs(t, 0, "semaphore-mutex", path, log, iterations),
+		javaArgs(t, 1, "semaphore-mutex", path, log, iterations),
+	}
+	var holders []goHolder
+	for range 2 {
+		m, err := locks.NewSemaphoreMutex(connect(t), path)
+		require.NoError(t, err)
+		holders = append(holders, goHolder{eventlog.KindMutex, m.Lock, m.Unlock})
+	}
+	events := interop(t, log, java, holders, iterations)
+	stats, err := eventlog.Check(events, map[string]int{eventlog.KindMutex: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 4*iterations, stats[eventlog.KindMutex].Entries)
+}
+
+// TestSemaphoreInteropWithCurator: Go Semaphore and Curator's
+// InterProcessSemaphoreV2 share one count of 3 leases.
+func TestSemaphoreInteropWithCurator(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/sem"
+	log := filepath.Join(t.TempDir(), "events")
+	const iterations, leases = 10, 3
+	var java [][]string
+	for i := range 3 {
+		java = append(java, javaArgs(t, i, "semaphore", path, log, iterations, strconv.Itoa(leases)))
+	}
+	var holders []goHolder
+	for range 3 {
+		sem := newSemaphore(t, connect(t), path, leases)
+		holders = append(holders, goHolder{
+			kind: eventlog.KindLease,
+			lock: func(ctx context.Context) (context.Context, error) {
+				ls, err := sem.Acquire(ctx, 1)
+				if err != nil {
+					return nil, err
+				}
+				return context.WithValue(ctx, leaseKey{}, ls[0]), nil
+			},
+			unlock: func(held context.Context) error {
+				return held.Value(leaseKey{}).(*locks.Lease).Release(bg())
+			},
+		})
+	}
+	events := interop(t, log, java, holders, iterations)
+	stats, err := eventlog.Check(events, map[string]int{eventlog.KindLease: leases})
+	require.NoError(t, err)
+	assert.Equal(t, 6*iterations, stats[eventlog.KindLease].Entries)
+	assert.Greater(t, stats[eventlog.KindLease].MaxActive, 1, "leases were never shared")
+}
+
+// leaseKey carries a Go holder's lease in its held context.
+type leaseKey struct{}
+
+// TestMultiLockInteropWithCurator: Go MultiLock and Curator's
+// InterProcessMultiLock over the same two paths exclude each other. Curator
+// takes its paths in the order given, so Java is given them in path order;
+// Go is given them reversed and sorts them itself.
+func TestMultiLockInteropWithCurator(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	a, b := root+"/a", root+"/b"
+	log := filepath.Join(t.TempDir(), "events")
+	const iterations = 10
+	java := [][]string{
+		javaArgs(t, 0, "multilock", a+","+b, log, iterations),
+		javaArgs(t, 1, "multilock", a+","+b, log, iterations),
+	}
+	var holders []goHolder
+	for range 2 {
+		ml, err := locks.NewMultiMutex(connect(t), []string{b, a})
+		require.NoError(t, err)
+		holders = append(holders, goHolder{eventlog.KindMutex, ml.Lock, ml.Unlock})
+	}
+	events := interop(t, log, java, holders, iterations)
+	stats, err := eventlog.Check(events, map[string]int{eventlog.KindMutex: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 4*iterations, stats[eventlog.KindMutex].Entries)
+}
