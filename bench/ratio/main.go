@@ -24,12 +24,18 @@ const (
 	zkLockName     = "BenchmarkUncontended/zk.Lock"
 	contMutexName  = "BenchmarkContended/mutex"
 	contZKLockName = "BenchmarkContended/zk.Lock"
+	contCurator    = "BenchmarkContendedCurator"
+	rwName         = "BenchmarkReadHeavy/rwmutex"
+	rwCurator      = "BenchmarkReadHeavy/curator"
+	semName        = "BenchmarkSemaphore/semaphore"
+	semCurator     = "BenchmarkSemaphore/curator"
 )
 
 // Targets from bench/README.md.
 const (
 	maxUncontendedRatio = 1.05 // mutex ns/op ÷ floor ns/op, at most
 	minContendedRatio   = 1.3  // mutex handoffs/s ÷ zk.Lock handoffs/s, at least
+	minCuratorRatio     = 1.5  // read-heavy and semaphore ops/s ÷ Curator's, at least
 )
 
 var procSuffix = regexp.MustCompile(`-\d+$`)
@@ -94,7 +100,7 @@ func (r *results) ratio(a, b, unit string) (float64, bool) {
 }
 
 func (r *results) printTable(w io.Writer) {
-	units := []string{"ns/op", "handoffs/s", "reqs/op", "watches/op"}
+	units := []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "watches/op"}
 	fmt.Fprintf(w, "%-32s %5s", "benchmark (mean)", "runs")
 	for _, u := range units {
 		fmt.Fprintf(w, " %12s", u)
@@ -150,7 +156,16 @@ func (r *results) printRatios(w io.Writer) {
 	v, ok = r.ratio(contMutexName, contZKLockName, "handoffs/s")
 	printRatio(w, "contended mutex/zk.Lock handoffs/s", v, ok,
 		fmt.Sprintf(">= %.2f", minContendedRatio), v >= minContendedRatio)
-	for _, name := range []string{floorName, mutexName, zkLockName, contMutexName, contZKLockName} {
+	v, ok = r.ratio(contMutexName, contCurator, "handoffs/s")
+	printRatio(w, "contended mutex/Curator handoffs/s", v, ok, "", false)
+	for _, c := range []struct{ label, ours, theirs string }{
+		{"read-heavy RWMutex/Curator ops/s", rwName, rwCurator},
+		{"semaphore Semaphore/Curator ops/s", semName, semCurator},
+	} {
+		v, ok = r.ratio(c.ours, c.theirs, "ops/s")
+		printRatio(w, c.label, v, ok, fmt.Sprintf(">= %.2f", minCuratorRatio), v >= minCuratorRatio)
+	}
+	for _, name := range []string{floorName, mutexName, zkLockName, contMutexName, contZKLockName, rwName, semName} {
 		v, ok := r.mean(name, "reqs/op")
 		printRatio(w, strings.TrimPrefix(name, "Benchmark")+" reqs/op", v, ok, "", false)
 	}

@@ -317,9 +317,13 @@ public final class CuratorPeer {
         Hold make(CuratorFramework c) throws Exception;
     }
 
+    /** How long bench loops before it starts counting, so the JIT is warm. */
+    private static final long BENCH_WARM_UP_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     /**
      * Connects n clients, each with its own lock from f, then loops acquire and
-     * release on all of them for the given seconds and prints the total.
+     * release on all of them for a second's warm-up and then the given
+     * seconds, and prints what it counted after the warm-up.
      */
     private static void bench(String servers, int n, int seconds, HoldFactory f) throws Exception {
         List<Hold> holds = new ArrayList<>();
@@ -329,7 +333,7 @@ public final class CuratorPeer {
         AtomicLong ops = new AtomicLong();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(n);
-        long start = System.nanoTime();
+        long start = System.nanoTime() + BENCH_WARM_UP_NANOS;
         long deadline = start + TimeUnit.SECONDS.toNanos(seconds);
         for (Hold h : holds) {
             Thread t = new Thread(() -> {
@@ -337,7 +341,9 @@ public final class CuratorPeer {
                     while (System.nanoTime() < deadline && failure.get() == null) {
                         h.acquire();
                         h.release();
-                        ops.incrementAndGet();
+                        if (System.nanoTime() >= start) {
+                            ops.incrementAndGet();
+                        }
                     }
                 } catch (Throwable e) {
                     failure.compareAndSet(null, e);

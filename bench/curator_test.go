@@ -1,0 +1,191 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/curatortest"
+	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// The throughput benchmarks against Curator run every client loop for a
+// warm-up that is not counted, then for window, on both sides alike (the
+// Java peer warms up for the same second).
+const (
+	countAfter = time.Second
+	window = 3 * time.Second
+)
+
+// BenchmarkReadHeavy has 8 clients, each on its own session, take a
+// read/write lock and release it at once, 90% of the time for reading:
+// locks.RWMutex against Curator's InterProcessReadWriteLock. It reports ops/s
+// and, for ours, reqs/op and watches/op.
+func BenchmarkReadHeavy(b *testing.B) {
+	const clients, readPercent = 8, 90
+	b.Run("rwmutex", func(b *testing.B) {
+		_, root := newRoot(b)
+		path := root + "/rw"
+		throughput(b, clients, func(sess *recipes.Session) (func() error, error) {
+			rw, err := locks.NewRWMutex(sess, path)
+			if err != nil {
+				return nil, err
+			}
+			return func() error {
+				lock, unlock := rw.RLock, rw.RUnlock
+				if rand.IntN(100) >= readPercent {
+					lock, unlock = rw.Lock, rw.Unlock
+				}
+				held, err := lock(context.Background())
+				if err != nil {
+					return err
+				}
+				return unlock(held)
+			}, nil
+		})
+	})
+	b.Run("curator", func(b *testing.B) {
+		_, root := newRoot(b)
+		curator(b, "bench-rw", root+"/rw", strconv.Itoa(clients), secs(window), strconv.Itoa(readPercent))
+	})
+}
+
+// BenchmarkSemaphore has 16 clients, each on its own session, take one of 4
+// leases and give it back at once: locks.Semaphore against Curator's
+// InterProcessSemaphoreV2.
+func BenchmarkSemaphore(b *testing.B) {
+	const clients, leases = 16, 4
+	b.Run("semaphore", func(b *testing.B) {
+		_, root := newRoot(b)
+		path := root + "/sem"
+		throughput(b, clients, func(sess *recipes.Session) (func() error, error) {
+			sem, err := locks.NewSemaphore(sess, path, leases)
+			if err != nil {
+				return nil, err
+			}
+			return func() error {
+				ls, err := sem.Acquire(context.Background(), 1)
+				if err != nil {
+					return err
+				}
+				return ls[0].Release(context.Background())
+			}, nil
+		})
+	})
+	b.Run("curator", func(b *testing.B) {
+		_, root := newRoot(b)
+		curator(b, "bench-semaphore", root+"/sem", strconv.Itoa(leases), strconv.Itoa(clients), secs(window))
+	})
+}
+
+// BenchmarkContendedCurator is BenchmarkContended's 8 contenders with
+// Curator's InterProcessMutex, for a third baseline; it reports handoffs/s.
+func BenchmarkContendedCurator(b *testing.B) {
+	_, root := newRoot(b)
+	curator(b, "bench-mutex", root+"/mutex", strconv.Itoa(contenders), secs(window))
+}
+
+func secs(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
+
+// throughput connects clients sessions, makes each one's operation with
+// setup, runs them all in a loop for countAfter and then window, and reports the
+// operations per second of the window, with the requests and watch
+// notifications per operation summed over all sessions.
+func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() error, error)) {
+	b.Helper()
+	sessions := make([]*recipes.Session, clients)
+	ops := make([]func() error, clients)
+	for i := range clients {
+		sessions[i] = connect(b)
+		op, err := setup(sessions[i])
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops[i] = op
+	}
+	var total float64
+	var reqs, watches int64
+	var count int64
+	for range b.N {
+		var counted atomic.Int64
+		var failure atomic.Pointer[error]
+		start := time.Now().Add(countAfter)
+		end := start.Add(window)
+		var before recipes.Stats
+		var once sync.Once
+		var wg sync.WaitGroup
+		for _, op := range ops {
+			wg.Go(func() {
+				for now := time.Now(); now.Before(end) && failure.Load() == nil; now = time.Now() {
+					if !now.Before(start) {
+						once.Do(func() { before = sum(sessions) })
+					}
+					if err := op(); err != nil {
+						failure.Store(&err)
+						return
+					}
+					if !now.Before(start) {
+						counted.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err := failure.Load(); err != nil {
+			b.Fatal(*err)
+		}
+		after := sum(sessions)
+		total += float64(counted.Load()) / window.Seconds()
+		count += counted.Load()
+		reqs += after.Requests - before.Requests
+		watches += after.WatchEvents - before.WatchEvents
+	}
+	b.ReportMetric(total/float64(b.N), "ops/s")
+	b.ReportMetric(float64(reqs)/float64(count), "reqs/op")
+	b.ReportMetric(float64(watches)/float64(count), "watches/op")
+}
+
+func sum(sessions []*recipes.Session) recipes.Stats {
+	var s recipes.Stats
+	for _, sess := range sessions {
+		st := sess.Stats()
+		s.Requests += st.Requests
+		s.WatchEvents += st.WatchEvents
+	}
+	return s
+}
+
+// curator runs a bench mode of the Java peer once per b.N and reports its
+// operations per second.
+func curator(b *testing.B, mode, path string, args ...string) {
+	b.Helper()
+	peer := curatortest.EnsureT(b)
+	servers := curatortest.ServersArg(zktest.ServersT(b))
+	var total float64
+	for range b.N {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		out, err := peer.Run(ctx, append([]string{mode, servers, path}, args...)...)
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ops int64
+		var seconds float64
+		if _, err := fmt.Sscanf(out, "ops=%d seconds=%f", &ops, &seconds); err != nil {
+			b.Fatalf("Curator peer printed %q: %v", out, err)
+		}
+		total += float64(ops) / seconds
+	}
+	unit := "ops/s"
+	if mode == "bench-mutex" {
+		unit = "handoffs/s"
+	}
+	b.ReportMetric(total/float64(b.N), unit)
+}
