@@ -21,7 +21,7 @@ import (
 // Java peer warms up for the same second).
 const (
 	countAfter = time.Second
-	window = 3 * time.Second
+	window     = 3 * time.Second
 )
 
 // BenchmarkReadHeavy has 8 clients, each on its own session, take a
