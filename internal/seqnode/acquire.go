@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/background"
+	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
@@ -103,7 +104,7 @@ func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) 
 			}
 		}
 		sent = true
-		p, err := createInDir(conn, spec.Dir, name, flags, spec.Data)
+		p, err := znode.Create(conn, name, flags, spec.Data)
 		path = p
 		return err
 	})
@@ -117,7 +118,7 @@ func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) 
 				if err != nil || p == "" {
 					return err
 				}
-				return ignoreNoNode(conn.Delete(p, -1))
+				return znode.IgnoreNoNode(conn.Delete(p, -1))
 			})
 		})
 		return "", fmt.Errorf("locks: create node in %s: %w", spec.Dir, err)
@@ -126,40 +127,6 @@ func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) 
 		return "", fmt.Errorf("locks: create node in %s: %w", spec.Dir, err)
 	}
 	return path, nil
-}
-
-// createInDir creates the node, creating the directory and its missing
-// ancestors as containers when ZooKeeper reports the parent missing. A
-// container may be reaped between the two steps, so it tries a few times.
-func createInDir(conn *zk.Conn, dir, name string, flags int32, data []byte) (string, error) {
-	for range 3 {
-		p, err := conn.Create(name, data, flags, zk.WorldACL(zk.PermAll))
-		if !errors.Is(err, zk.ErrNoNode) {
-			return p, err
-		}
-		if err := ensureContainer(conn, dir); err != nil {
-			return "", err
-		}
-	}
-	return "", fmt.Errorf("parent %s keeps disappearing: %w", dir, zk.ErrNoNode)
-}
-
-// ensureContainer creates dir as a container node, and its missing ancestors
-// before it, nearest first. Existing nodes cost one request.
-func ensureContainer(conn *zk.Conn, dir string) error {
-	_, err := conn.CreateContainer(dir, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
-	if errors.Is(err, zk.ErrNoNode) {
-		if ancestors := zpath.Ancestors(dir); len(ancestors) > 0 {
-			if err := ensureContainer(conn, ancestors[0]); err != nil {
-				return err
-			}
-		}
-		_, err = conn.CreateContainer(dir, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
-	}
-	if err == nil || errors.Is(err, zk.ErrNodeExists) {
-		return nil
-	}
-	return err
 }
 
 // findOurs looks for the node a lost create reply may have made. A node
@@ -177,7 +144,7 @@ func findOurs(conn *zk.Conn, sess *recipes.Session, dir, uuid string) (string, e
 	case st == nil:
 		return "", nil
 	case st.EphemeralOwner != sess.ID():
-		return "", ignoreNoNode(conn.Delete(p, -1))
+		return "", znode.IgnoreNoNode(conn.Delete(p, -1))
 	}
 	return p, nil
 }
@@ -196,11 +163,4 @@ func findByUUID(conn *zk.Conn, dir, uuid string) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-func ignoreNoNode(err error) error {
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
@@ -244,7 +245,7 @@ func list(ctx context.Context, sess *recipes.Session, spec Spec) ([]Node, error)
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
 		names, _, err = conn.Children(spec.Dir)
-		return ignoreNoNode(err)
+		return znode.IgnoreNoNode(err)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("locks: list %s: %w", spec.Dir, err)

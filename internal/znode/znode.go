@@ -1,0 +1,60 @@
+// Package znode holds the node operations every recipe shares: creating a
+// node with its missing parents as container nodes, as Curator's
+// creatingParentContainersIfNeeded does.
+package znode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/zpath"
+)
+
+// ACL is the ACL recipes give their nodes (Curator's default, OPEN_ACL_UNSAFE).
+var ACL = zk.WorldACL(zk.PermAll)
+
+// Create creates the node at path, creating its parent and the parent's
+// missing ancestors as containers when ZooKeeper reports the parent missing.
+// A container may be reaped between the two steps, so it tries a few times.
+func Create(conn *zk.Conn, path string, flags int32, data []byte) (string, error) {
+	parent := zpath.Ancestors(path)[0]
+	for range 3 {
+		p, err := conn.Create(path, data, flags, ACL)
+		if !errors.Is(err, zk.ErrNoNode) {
+			return p, err
+		}
+		if err := EnsureContainer(conn, parent); err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("parent %s keeps disappearing: %w", parent, zk.ErrNoNode)
+}
+
+// EnsureContainer creates dir as a container node, and its missing ancestors
+// before it, nearest first. An existing dir costs one request.
+func EnsureContainer(conn *zk.Conn, dir string) error {
+	_, err := conn.CreateContainer(dir, nil, zk.FlagContainer, ACL)
+	if errors.Is(err, zk.ErrNoNode) {
+		if ancestors := zpath.Ancestors(dir); len(ancestors) > 0 {
+			if err := EnsureContainer(conn, ancestors[0]); err != nil {
+				return err
+			}
+		}
+		_, err = conn.CreateContainer(dir, nil, zk.FlagContainer, ACL)
+	}
+	if err == nil || errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+// IgnoreNoNode returns nil for zk.ErrNoNode and err otherwise: for deletes
+// and reads of nodes that may already be gone.
+func IgnoreNoNode(err error) error {
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
