@@ -19,17 +19,17 @@ var ACL = zk.WorldACL(zk.PermAll)
 // missing ancestors as containers when ZooKeeper reports the parent missing.
 // A container may be reaped between the two steps, so it tries a few times.
 func Create(conn *zk.Conn, path string, flags int32, data []byte) (string, error) {
-	parent := zpath.Ancestors(path)[0]
+	ancestors := zpath.Ancestors(path)
 	for range 3 {
 		p, err := conn.Create(path, data, flags, ACL)
-		if !errors.Is(err, zk.ErrNoNode) {
+		if !errors.Is(err, zk.ErrNoNode) || len(ancestors) == 0 {
 			return p, err
 		}
-		if err := EnsureContainer(conn, parent); err != nil {
+		if err := EnsureContainer(conn, ancestors[0]); err != nil {
 			return "", err
 		}
 	}
-	return "", fmt.Errorf("parent %s keeps disappearing: %w", parent, zk.ErrNoNode)
+	return "", fmt.Errorf("parent %s keeps disappearing: %w", ancestors[0], zk.ErrNoNode)
 }
 
 // EnsureContainer creates dir as a container node, and its missing ancestors

@@ -1,0 +1,124 @@
+package barriers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/znode"
+)
+
+// A Barrier holds processes back until it is removed: Curator's
+// DistributedBarrier, on the same node. Set puts it up, Remove takes it down,
+// and Wait returns once it is down. It is safe for concurrent use.
+type Barrier struct {
+	sess *recipes.Session
+	path string
+	data []byte
+}
+
+// NewBarrier returns the barrier at path. It does no I/O, and refuses a nil
+// session, a malformed path or data over MaxDataSize.
+func NewBarrier(sess *recipes.Session, path string, opts ...Option) (*Barrier, error) {
+	cfg, err := validate(sess, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Barrier{sess: sess, path: path, data: cfg.data}, nil
+}
+
+// Path returns the barrier's path.
+func (b *Barrier) Path() string { return b.path }
+
+// Set puts the barrier up: it creates the barrier's node (persistent, so it
+// outlives this session; its missing parents are created as containers). A
+// barrier that is already up is not an error.
+func (b *Barrier) Set(ctx context.Context) error {
+	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+		_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data)
+		if errors.Is(err, zk.ErrNodeExists) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("barriers: set %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// Remove takes the barrier down, releasing every waiter. A barrier that is
+// not up is not an error.
+func (b *Barrier) Remove(ctx context.Context) error {
+	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+		return znode.IgnoreNoNode(conn.Delete(b.path, -1))
+	})
+	if err != nil {
+		return fmt.Errorf("barriers: remove %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// Wait returns nil once the barrier is down, at once if it is not up. It
+// returns ctx's cause if ctx ends first, and the session's error if the
+// session ends first (expired, or cut off for the session timeout): a waiter
+// that cannot see the barrier is never told it has passed.
+func (b *Barrier) Wait(ctx context.Context) error {
+	for {
+		var up bool
+		var ev <-chan zk.Event
+		err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+			var err error
+			up, _, ev, err = conn.ExistsW(b.path)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
+		}
+		if !up {
+			return nil
+		}
+		select {
+		case e := <-ev:
+			if e.Type == zk.EventNotWatching {
+				return fmt.Errorf("barriers: wait on %s: %w", b.path, sessionErr(b.sess, e.Err))
+			}
+			// Deleted, or changed: look again.
+		case <-b.sess.Done():
+			return fmt.Errorf("barriers: wait on %s: %w", b.path, b.sess.Err())
+		case <-ctx.Done():
+			return fmt.Errorf("barriers: wait on %s: %w", b.path, context.Cause(ctx))
+		}
+	}
+}
+
+// IsSet reports whether the barrier is up.
+func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
+	var up bool
+	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		up, _, err = conn.Exists(b.path)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("barriers: check %s: %w", b.path, err)
+	}
+	return up, nil
+}
+
+// sessionErr is the error for a watch that ZooKeeper stopped.
+func sessionErr(sess *recipes.Session, err error) error {
+	if serr := sess.Err(); serr != nil {
+		return serr
+	}
+	if errors.Is(err, zk.ErrSessionExpired) {
+		return recipes.ErrSessionExpired
+	}
+	if err == nil {
+		err = zk.ErrClosing
+	}
+	return err
+}

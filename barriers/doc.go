@@ -1,0 +1,43 @@
+// Package barriers implements Apache Curator's barrier recipes on ZooKeeper,
+// on the same znodes, so Go and Java (Curator 5.x) processes rendezvous with
+// each other.
+//
+//	barriers.Barrier        Curator DistributedBarrier: hold everyone until removed
+//	barriers.DoubleBarrier  DistributedDoubleBarrier: start together, finish together
+//
+// # Barrier
+//
+// Set creates a persistent node at the barrier's path; Wait returns once the
+// node is gone; Remove deletes it. A waiter whose session ends (expired, or
+// cut off from the ensemble for the session timeout) gets the session's error:
+// it is never told the barrier passed when it cannot know.
+//
+// # Double barrier
+//
+// Each member has an ephemeral node under the barrier's path, named by a UUID
+// chosen when the DoubleBarrier value is made. Enter adds it and waits until
+// the member count is reached; the member that completes the count creates the
+// persistent node "ready", which lets everyone through (and lets later members
+// straight through: the count is a threshold). Leave deletes the members'
+// nodes in Curator's order (every member but the lowest first, the lowest
+// last) and returns when all are gone; the last deletes "ready".
+//
+// Unlike Curator 5.4 to 5.9:
+//   - Enter never returns before the count is really reached: it re-checks
+//     after any wake-up (GH-1290).
+//   - A member that gives up entering (its context ends) removes its node,
+//     in one transaction that fails if the barrier has opened meanwhile, so
+//     it is never counted in a group it did not join; the member that opens
+//     the barrier checks, in the same transaction that creates "ready", that
+//     every member it counted is still there.
+//   - A Leave that times out removes this member's node rather than leaving
+//     it behind (CURATOR-536 made Curator's Leave return on timeout at all).
+//
+// # Znode layout
+//
+//	Barrier at P        P                  persistent, data "host:pid"
+//	DoubleBarrier at P  P/<uuid>           ephemeral, one per member
+//	                    P/ready            persistent, while the barrier is open
+//
+// Missing parents are created as container nodes.
+package barriers

@@ -1,0 +1,334 @@
+package barriers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/znode"
+	"github.com/zkrecipes/recipes/internal/zpath"
+)
+
+// readyNode is the child of a double barrier that marks it open (Curator's
+// name): it exists once enough members have entered.
+const readyNode = "ready"
+
+// A DoubleBarrier lets a group of processes start together and finish
+// together: Curator's DistributedDoubleBarrier, on the same nodes, so Go and
+// Java members rendezvous with each other. Enter waits until the member
+// count is reached; Leave waits until every member has left.
+//
+// The member count is a threshold, as in Curator: once it is reached the
+// barrier opens, and later members pass at once. Enter returns only when the
+// barrier has really opened, never on a spurious wake-up (Curator 5.x's
+// GH-1290). A member that gives up entering (its context ends) takes its
+// node away, atomically with respect to the opening, so that it is never
+// counted in a group it did not join.
+//
+// A DoubleBarrier value is one member: its node name is a UUID chosen when
+// the value is made. It is safe for concurrent use, but Enter and Leave
+// alternate.
+type DoubleBarrier struct {
+	sess    *recipes.Session
+	path    string
+	ready   string
+	node    string // our member node
+	members int
+	data    []byte
+
+	mu      sync.Mutex // guards entered
+	entered bool
+}
+
+// NewDoubleBarrier returns a member of the double barrier at path that opens
+// when members have entered. It does no I/O, and refuses members < 1 besides
+// what NewBarrier refuses.
+func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...Option) (*DoubleBarrier, error) {
+	cfg, err := validate(sess, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	if members < 1 {
+		return nil, fmt.Errorf("%w: a double barrier needs at least 1 member, not %d", ErrInvalid, members)
+	}
+	return &DoubleBarrier{
+		sess:    sess,
+		path:    path,
+		ready:   zpath.Join(path, readyNode),
+		node:    zpath.Join(path, seqnode.NewUUID()),
+		members: members,
+		data:    cfg.data,
+	}, nil
+}
+
+// Path returns the barrier's path.
+func (b *DoubleBarrier) Path() string { return b.path }
+
+// Members returns the member count that opens the barrier.
+func (b *DoubleBarrier) Members() int { return b.members }
+
+// Node returns the full path of this member's node.
+func (b *DoubleBarrier) Node() string { return b.node }
+
+// Arrived returns how many members are at the barrier now (entered, or
+// waiting to enter), and whether it is open.
+func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
+	var names []string
+	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		names, _, err = conn.Children(b.path)
+		return znode.IgnoreNoNode(err)
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("barriers: count %s: %w", b.path, err)
+	}
+	open := slices.Contains(names, readyNode)
+	if open {
+		return len(names) - 1, true, nil
+	}
+	return len(names), false, nil
+}
+
+// Enter joins the barrier and waits until it opens: until the member count
+// has entered, or at once if it is open already. If ctx ends or the session
+// ends first, Enter removes this member's node and returns the error; if the
+// barrier opened with this member counted in the meantime, Enter returns nil.
+func (b *DoubleBarrier) Enter(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.entered {
+		return fmt.Errorf("barriers: enter %s: %w", b.path, ErrEntered)
+	}
+	err := b.enter(ctx)
+	if err != nil && b.sess.Err() == nil {
+		// Give up, unless the barrier opened counting us.
+		if opened, gerr := b.giveUp(); gerr != nil {
+			err = errors.Join(err, gerr)
+		} else if opened {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("barriers: enter %s: %w", b.path, err)
+	}
+	b.entered = true
+	return nil
+}
+
+func (b *DoubleBarrier) enter(ctx context.Context) error {
+	var open bool
+	var readyEv <-chan zk.Event
+	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		if open, _, readyEv, err = conn.ExistsW(b.ready); err != nil {
+			return err
+		}
+		_, err = znode.Create(conn, b.node, zk.FlagEphemeral, b.data)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for !open {
+		if open, err = b.tryOpen(ctx); err != nil || open {
+			return err
+		}
+		// Not enough members yet: the member that completes the count
+		// opens the barrier. Wait for that, and look again on any event.
+		if err := wait(ctx, b.sess, readyEv); err != nil {
+			return err
+		}
+		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+			var err error
+			open, _, readyEv, err = conn.ExistsW(b.ready)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tryOpen counts the members and, if there are enough, opens the barrier:
+// it creates the ready node in one transaction with a check that every
+// member it counted is still there, so a member that gave up meanwhile is
+// never counted. It reports whether the barrier is open.
+func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
+	for {
+		var names []string
+		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+			var err error
+			names, _, err = conn.Children(b.path)
+			return err
+		}); err != nil {
+			return false, err
+		}
+		if slices.Contains(names, readyNode) {
+			return true, nil
+		}
+		if !slices.Contains(names, zpath.Base(b.node)) {
+			return false, fmt.Errorf("%w: %s", ErrMemberLost, b.node)
+		}
+		if len(names) < b.members {
+			return false, nil
+		}
+		ops := make([]any, 0, len(names)+1)
+		for _, n := range names {
+			ops = append(ops, &zk.CheckVersionRequest{Path: zpath.Join(b.path, n), Version: -1})
+		}
+		ops = append(ops, &zk.CreateRequest{Path: b.ready, Data: b.data, Acl: znode.ACL, Flags: zk.FlagPersistent})
+		// Not retried on a lost reply: the next turn reads what happened.
+		_, err := b.sess.Conn().Multi(ops...)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, zk.ErrNodeExists):
+			return true, nil // someone else opened it
+		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrConnectionClosed):
+			continue // a member left, or we do not know: count again
+		default:
+			return false, err
+		}
+	}
+}
+
+// giveUp removes our node unless the barrier has opened: in one transaction
+// that creates and deletes the ready node (failing if it exists) and
+// deletes ours, so that nobody can open the barrier counting us after we
+// left. It reports whether the barrier had opened.
+func (b *DoubleBarrier) giveUp() (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.sess.Timeout())
+	defer cancel()
+	opened := false
+	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+		_, err := conn.Multi(
+			&zk.CreateRequest{Path: b.ready, Acl: znode.ACL, Flags: zk.FlagPersistent},
+			&zk.DeleteRequest{Path: b.ready, Version: -1},
+			&zk.DeleteRequest{Path: b.node, Version: -1},
+		)
+		switch {
+		case errors.Is(err, zk.ErrNodeExists):
+			// Open: we are in, unless our node is gone (then we never
+			// made it, or already gave up).
+			ok, _, err := conn.Exists(b.node)
+			opened = ok
+			return err
+		case errors.Is(err, zk.ErrNoNode):
+			// Our node is already gone (a retry after a lost reply, or it
+			// was never made): nothing to take back.
+			return nil
+		}
+		return err
+	})
+	return opened, err
+}
+
+// Leave leaves the barrier and waits until every member that entered has
+// left, following Curator's protocol: every member but the lowest deletes
+// its node and waits for the lowest; the lowest waits for the others and
+// leaves last. The last to leave deletes the ready node.
+//
+// If ctx ends first, Leave stops waiting, deletes this member's node if it
+// is still there (so no node is left behind) and returns ctx's cause.
+func (b *DoubleBarrier) Leave(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.entered {
+		return fmt.Errorf("barriers: leave %s: %w", b.path, ErrNotEntered)
+	}
+	b.entered = false
+	err := b.leave(ctx)
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), b.sess.Timeout())
+		defer cancel()
+		if derr := b.sess.Delete(cctx, b.node); derr != nil && b.sess.Err() == nil {
+			err = errors.Join(err, derr)
+		}
+	}
+	// As in Curator, whoever finishes deletes the ready node, so the next
+	// round starts closed.
+	if derr := b.sess.Retry(context.WithoutCancel(ctx), func(conn *zk.Conn) error {
+		return znode.IgnoreNoNode(conn.Delete(b.ready, -1))
+	}); derr != nil && err == nil && b.sess.Err() == nil {
+		err = derr
+	}
+	if err != nil {
+		return fmt.Errorf("barriers: leave %s: %w", b.path, err)
+	}
+	return nil
+}
+
+func (b *DoubleBarrier) leave(ctx context.Context) error {
+	ours := zpath.Base(b.node)
+	ourNodeExists := true
+	for {
+		var names []string
+		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+			var err error
+			names, _, err = conn.Children(b.path)
+			return znode.IgnoreNoNode(err)
+		}); err != nil {
+			return err
+		}
+		names = slices.DeleteFunc(names, func(n string) bool { return n == readyNode })
+		slices.Sort(names)
+		switch {
+		case len(names) == 0:
+			return nil
+		case ourNodeExists && !slices.Contains(names, ours):
+			return fmt.Errorf("%w: %s", ErrMemberLost, b.node)
+		case len(names) == 1:
+			if ourNodeExists {
+				return b.sess.Delete(ctx, b.node)
+			}
+			// The last one left is someone else, who will finish.
+		}
+		var watch string
+		if names[0] == ours {
+			watch = names[len(names)-1] // the lowest waits for the highest
+		} else {
+			watch = names[0] // the others wait for the lowest
+			if ourNodeExists {
+				if err := b.sess.Delete(ctx, b.node); err != nil {
+					return err
+				}
+				ourNodeExists = false
+			}
+		}
+		var there bool
+		var ev <-chan zk.Event
+		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+			var err error
+			there, _, ev, err = conn.ExistsW(zpath.Join(b.path, watch))
+			return err
+		}); err != nil {
+			return err
+		}
+		if there {
+			if err := wait(ctx, b.sess, ev); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// wait waits for one event on ev (any event means: look again).
+func wait(ctx context.Context, sess *recipes.Session, ev <-chan zk.Event) error {
+	select {
+	case e := <-ev:
+		if e.Type == zk.EventNotWatching {
+			return sessionErr(sess, e.Err)
+		}
+		return nil
+	case <-sess.Done():
+		return sess.Err()
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

@@ -1,0 +1,24 @@
+package barriers
+
+import "errors"
+
+// Errors returned by the barriers. Match them with errors.Is; each is wrapped
+// with the details of the case.
+var (
+	// ErrInvalid is wrapped by every error for bad input: a malformed path,
+	// a member count below 1, data too large, a nil session. Nothing is
+	// created.
+	ErrInvalid = errors.New("barriers: invalid argument")
+
+	// ErrEntered is returned by DoubleBarrier.Enter when this value has
+	// entered and not left yet.
+	ErrEntered = errors.New("barriers: already entered")
+
+	// ErrNotEntered is returned by DoubleBarrier.Leave when this value has
+	// not entered.
+	ErrNotEntered = errors.New("barriers: not entered")
+
+	// ErrMemberLost is returned by DoubleBarrier.Leave when this member's
+	// node is gone although the session lives: someone deleted it.
+	ErrMemberLost = errors.New("barriers: member node deleted by someone else")
+)

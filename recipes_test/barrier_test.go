@@ -1,0 +1,274 @@
+package recipes_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/barriers"
+	"github.com/zkrecipes/recipes/internal/zktest"
+)
+
+func newBarrier(t *testing.T, s *recipes.Session, path string) *barriers.Barrier {
+	t.Helper()
+	b, err := barriers.NewBarrier(s, path)
+	require.NoError(t, err)
+	return b
+}
+
+func newDoubleBarrier(t *testing.T, s *recipes.Session, path string, members int) *barriers.DoubleBarrier {
+	t.Helper()
+	b, err := barriers.NewDoubleBarrier(s, path, members)
+	require.NoError(t, err)
+	return b
+}
+
+// TestBarrierReleasesEveryWaiter: waiters on three clients all return once
+// the barrier is removed, and not before.
+func TestBarrierReleasesEveryWaiter(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/barrier"
+	setter := newBarrier(t, connect(t), path)
+	require.NoError(t, setter.Set(bg()))
+	require.NoError(t, setter.Set(bg()), "setting twice is not an error")
+
+	done := make(chan error, 3)
+	for range 3 {
+		b := newBarrier(t, connect(t), path)
+		go func() { done <- b.Wait(bg()) }()
+	}
+	// Each waiter has a watch on the barrier once the server lists it.
+	eventually(t, "waiters to watch the barrier", func() bool {
+		out, err := zktest.FourLetterWord(zktest.ServersT(t)[0], "wchp", time.Second)
+		return err == nil && countLines(out, path) >= 3
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("a waiter passed a standing barrier: %v", err)
+	default:
+	}
+	require.NoError(t, setter.Remove(bg()))
+	for range 3 {
+		require.NoError(t, <-done)
+	}
+	require.NoError(t, setter.Remove(bg()), "removing twice is not an error")
+	ok, _, err := admin.Exists(path)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+func TestBarrierWaitWithoutBarrierReturnsAtOnce(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	b := newBarrier(t, connect(t), root+"/barrier")
+	ctx, cancel := context.WithTimeout(bg(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, b.Wait(ctx))
+	up, err := b.IsSet(ctx)
+	require.NoError(t, err)
+	assert.False(t, up)
+}
+
+// TestBarrierWaitFailsWhenTheServerStops is Curator's testServerCrash: a
+// waiter that loses the server must fail, not pass.
+func TestBarrierWaitFailsWhenTheServerStops(t *testing.T) {
+	t.Parallel()
+	srv := zktest.StartT(t)
+	s := connectTo(t, srv.Servers())
+	b := newBarrier(t, s, "/barrier")
+	require.NoError(t, b.Set(bg()))
+	done := make(chan error, 1)
+	go func() { done <- b.Wait(bg()) }()
+	eventually(t, "the waiter to watch", func() bool {
+		out, err := zktest.FourLetterWord(srv.Addr(), "wchp", time.Second)
+		return err == nil && countLines(out, "/barrier") >= 1
+	})
+	require.NoError(t, srv.Stop())
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.ErrorIs(t, err, recipes.ErrSessionLost)
+	case <-time.After(waitLong):
+		t.Fatal("the waiter neither passed nor failed")
+	}
+}
+
+// TestDoubleBarrierAllInsideBeforeAnyPasses: 5 clients, 5 members: all five
+// are inside before any passes Enter; after Leave nobody is left.
+func TestDoubleBarrierAllInsideBeforeAnyPasses(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/double"
+	const n = 5
+	var mu sync.Mutex
+	arrived, passedEarly := 0, false
+	var inside sync.WaitGroup
+	var wg sync.WaitGroup
+	for range n {
+		b := newDoubleBarrier(t, connect(t), path, n)
+		inside.Add(1)
+		wg.Go(func() {
+			mu.Lock()
+			arrived++
+			mu.Unlock()
+			if !assert.NoError(t, b.Enter(bg())) {
+				inside.Done()
+				return
+			}
+			mu.Lock()
+			passedEarly = passedEarly || arrived < n
+			mu.Unlock()
+			inside.Done()
+			inside.Wait() // everyone is through Enter before anyone leaves
+			assert.NoError(t, b.Leave(bg()))
+		})
+	}
+	wg.Wait()
+	assert.False(t, passedEarly, "a member passed Enter before all had arrived")
+	assert.Empty(t, children(t, admin, path), "members or ready left behind")
+}
+
+// TestDoubleBarrierOverSubscribed is Curator's testOverSubscribed: 6
+// members at a barrier for 5 all pass (the count is a threshold).
+func TestDoubleBarrierOverSubscribed(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/double"
+	s := connect(t)
+	var wg sync.WaitGroup
+	for range 6 {
+		b := newDoubleBarrier(t, s, path, 5)
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(bg(), waitLong)
+			defer cancel()
+			if assert.NoError(t, b.Enter(ctx)) {
+				assert.NoError(t, b.Leave(ctx))
+			}
+		})
+	}
+	wg.Wait()
+	assert.Empty(t, children(t, admin, path))
+}
+
+// TestDoubleBarrierNoEarlyEnter: with 1 of 2 members there, a reconnect of
+// its session and unrelated changes in the barrier directory (Curator's
+// GH-1290 wake-ups) must not let Enter return.
+func TestDoubleBarrierNoEarlyEnter(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/double"
+	proxy := newProxy(t)
+	states := make(stateLog, 16)
+	s := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener))
+	first := newDoubleBarrier(t, s, path, 2)
+	entered := make(chan error, 1)
+	go func() { entered <- first.Enter(bg()) }()
+	eventually(t, "the first member to arrive", func() bool { return len(children(t, admin, path)) == 1 })
+
+	proxy.Cut()
+	states.waitFor(t, recipes.StateSuspended)
+	proxy.Restore()
+	states.waitFor(t, recipes.StateReconnected)
+	// Unrelated children come and go, and ready is made and removed by a
+	// member giving up.
+	_, err := admin.Create(path+"/unrelated", nil, 0, aclAll)
+	require.NoError(t, err)
+	require.NoError(t, admin.Delete(path+"/unrelated", -1))
+	quitter := newDoubleBarrier(t, connect(t), path, 3)
+	ctx, cancel := context.WithTimeout(bg(), 200*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, quitter.Enter(ctx), context.DeadlineExceeded)
+	arrived, open, err := first.Arrived(bg())
+	require.NoError(t, err)
+	assert.Equal(t, 1, arrived)
+	assert.False(t, open)
+	select {
+	case err := <-entered:
+		t.Fatalf("Enter returned with 1 of 2 members: %v", err)
+	default:
+	}
+
+	second := newDoubleBarrier(t, connect(t), path, 2)
+	require.NoError(t, second.Enter(bg()))
+	require.NoError(t, <-entered)
+	left := make(chan error, 1)
+	go func() { left <- first.Leave(bg()) }()
+	require.NoError(t, second.Leave(bg()))
+	require.NoError(t, <-left)
+}
+
+// TestDoubleBarrierGiveUpLeavesNoNode: a member whose Enter times out takes
+// its node away and is not counted; a Leave with a timeout returns.
+func TestDoubleBarrierGiveUpLeavesNoNode(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/double"
+	b := newDoubleBarrier(t, connect(t), path, 2)
+	ctx, cancel := context.WithTimeout(bg(), 200*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, b.Enter(ctx), context.DeadlineExceeded)
+	assert.Empty(t, children(t, admin, path), "the member that gave up left its node")
+	assert.ErrorIs(t, b.Leave(bg()), barriers.ErrNotEntered)
+
+	// Two enter; one leaves with a deadline while the other stays: Leave
+	// must return, and leave nothing of its own.
+	one, two := newDoubleBarrier(t, connect(t), path, 2), newDoubleBarrier(t, connect(t), path, 2)
+	entered := make(chan error, 1)
+	go func() { entered <- one.Enter(bg()) }()
+	require.NoError(t, two.Enter(bg()))
+	require.NoError(t, <-entered)
+	assert.ErrorIs(t, two.Enter(bg()), barriers.ErrEntered)
+	ctx, cancel = context.WithTimeout(bg(), 300*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, one.Leave(ctx), context.DeadlineExceeded)
+	assert.NotContains(t, children(t, admin, path), one.Node()[len(path)+1:])
+	require.NoError(t, two.Leave(bg()))
+	assert.Empty(t, children(t, admin, path))
+}
+
+func TestBarriersBadInputCreatesNothing(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	for _, members := range []int{0, -3} {
+		_, err := barriers.NewDoubleBarrier(s, root+"/double", members)
+		assert.ErrorIs(t, err, barriers.ErrInvalid)
+	}
+	for _, p := range []string{"", "barrier", root + "/b/"} {
+		_, err := barriers.NewBarrier(s, p)
+		assert.ErrorIs(t, err, barriers.ErrInvalid, "%q", p)
+		_, err = barriers.NewDoubleBarrier(s, p, 2)
+		assert.ErrorIs(t, err, barriers.ErrInvalid, "%q", p)
+	}
+	_, err := barriers.NewBarrier(nil, root+"/b")
+	assert.ErrorIs(t, err, barriers.ErrInvalid)
+	ok, _, err := admin.Exists(root)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+var aclAll = zk.WorldACL(zk.PermAll)
+
+// countLines reads the "wchp" four-letter word's output (each watched path,
+// then the sessions watching it, indented) and returns how many sessions
+// watch path.
+func countLines(wchp, path string) int {
+	n, in := 0, false
+	for _, line := range strings.Split(wchp, "\n") {
+		switch {
+		case strings.HasPrefix(line, "/"):
+			in = line == path
+		case in && strings.TrimSpace(line) != "":
+			n++
+		}
+	}
+	return n
+}
