@@ -84,7 +84,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 		select {
 		case e := <-ev:
 			if e.Type == zk.EventNotWatching {
-				return fmt.Errorf("barriers: wait on %s: %w", b.path, sessionErr(b.sess, e.Err))
+				return fmt.Errorf("barriers: wait on %s: %w", b.path, znode.WatchStopped(b.sess, e.Err))
 			}
 			// Deleted, or changed: look again.
 		case <-b.sess.Done():
@@ -107,18 +107,4 @@ func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("barriers: check %s: %w", b.path, err)
 	}
 	return up, nil
-}
-
-// sessionErr is the error for a watch that ZooKeeper stopped.
-func sessionErr(sess *recipes.Session, err error) error {
-	if serr := sess.Err(); serr != nil {
-		return serr
-	}
-	if errors.Is(err, zk.ErrSessionExpired) {
-		return recipes.ErrSessionExpired
-	}
-	if err == nil {
-		err = zk.ErrClosing
-	}
-	return err
 }

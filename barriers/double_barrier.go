@@ -141,7 +141,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 		}
 		// Not enough members yet: the member that completes the count
 		// opens the barrier. Wait for that, and look again on any event.
-		if err := wait(ctx, b.sess, readyEv); err != nil {
+		if err := znode.WaitEvent(ctx, b.sess, readyEv); err != nil {
 			return err
 		}
 		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
@@ -311,24 +311,9 @@ func (b *DoubleBarrier) leave(ctx context.Context) error {
 			return err
 		}
 		if there {
-			if err := wait(ctx, b.sess, ev); err != nil {
+			if err := znode.WaitEvent(ctx, b.sess, ev); err != nil {
 				return err
 			}
 		}
-	}
-}
-
-// wait waits for one event on ev (any event means: look again).
-func wait(ctx context.Context, sess *recipes.Session, ev <-chan zk.Event) error {
-	select {
-	case e := <-ev:
-		if e.Type == zk.EventNotWatching {
-			return sessionErr(sess, e.Err)
-		}
-		return nil
-	case <-sess.Done():
-		return sess.Err()
-	case <-ctx.Done():
-		return context.Cause(ctx)
 	}
 }

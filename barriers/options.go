@@ -2,14 +2,14 @@ package barriers
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // MaxDataSize is the most node data a barrier accepts; see locks.MaxDataSize.
-const MaxDataSize = 1<<20 - 1<<10
+const MaxDataSize = znode.MaxDataSize
 
 // An Option configures a barrier.
 type Option func(*config)
@@ -38,11 +38,7 @@ func validate(sess *recipes.Session, path string, opts []Option) (config, error)
 		opt(&c)
 	}
 	if !c.dataSet {
-		host, err := os.Hostname()
-		if err != nil {
-			host = "unknown"
-		}
-		c.data = fmt.Appendf(nil, "%s:%d", host, os.Getpid())
+		c.data = znode.DefaultData()
 	}
 	if len(c.data) > MaxDataSize {
 		return c, fmt.Errorf("%w: node data is %d bytes, more than MaxDataSize (%d)", ErrInvalid, len(c.data), MaxDataSize)

@@ -2,16 +2,16 @@ package locks
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // MaxDataSize is the most node data a lock accepts: ZooKeeper refuses a
 // request larger than its jute.maxbuffer (by default 1 MiB - 1 byte), and
 // the request carries the path and ACL too, for which 1 KiB is kept back.
-const MaxDataSize = 1<<20 - 1<<10
+const MaxDataSize = znode.MaxDataSize
 
 // An Option configures a lock.
 type Option func(*config)
@@ -42,13 +42,7 @@ func buildConfig(opts []Option) (config, error) {
 }
 
 // DefaultData identifies this process: "host:pid".
-func DefaultData() []byte {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown"
-	}
-	return fmt.Appendf(nil, "%s:%d", host, os.Getpid())
-}
+func DefaultData() []byte { return znode.DefaultData() }
 
 // validate checks what every lock constructor is given.
 func validate(sess *recipes.Session, path string, opts []Option) (config, error) {

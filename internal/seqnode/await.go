@@ -76,7 +76,7 @@ func await(ctx context.Context, sess *recipes.Session, spec Spec, path string, w
 			// Wait for any change among the children (only one waiter
 			// at a time does this: the semaphore's gate holder), then
 			// read them again, with a new watch.
-			if err := waitEvent(ctx, sess, dir.events); err != nil {
+			if err := znode.WaitEvent(ctx, sess, dir.events); err != nil {
 				return nil, err
 			}
 			if dir, err = listWatched(ctx, sess, spec); err != nil {
@@ -125,21 +125,6 @@ func listWatched(ctx context.Context, sess *recipes.Session, spec Spec) (watched
 	}
 	l.nodes = ParseAll(names, spec.siblings()...)
 	return l, nil
-}
-
-// waitEvent waits for one event on ev.
-func waitEvent(ctx context.Context, sess *recipes.Session, ev <-chan zk.Event) error {
-	select {
-	case e := <-ev:
-		if e.Type == zk.EventNotWatching {
-			return sessionErr(sess, e.Err)
-		}
-		return nil
-	case <-sess.Done():
-		return sess.Err()
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
 }
 
 // provesHold reports whether nodes, a listing with some nodes ahead of ours
@@ -212,7 +197,7 @@ func waitGone(ctx context.Context, sess *recipes.Session, path string, ev <-chan
 			case zk.EventNodeDeleted:
 				return true, nil
 			case zk.EventNotWatching:
-				return false, sessionErr(sess, e.Err)
+				return false, znode.WatchStopped(sess, e.Err)
 			}
 			return false, nil
 		case e := <-own.events:
@@ -220,7 +205,7 @@ func waitGone(ctx context.Context, sess *recipes.Session, path string, ev <-chan
 			case zk.EventNodeDeleted:
 				return false, errRequeue
 			case zk.EventNotWatching:
-				return false, sessionErr(sess, e.Err)
+				return false, znode.WatchStopped(sess, e.Err)
 			}
 			*own = watchOwn(ctx, sess, path)
 			switch {
@@ -251,20 +236,4 @@ func list(ctx context.Context, sess *recipes.Session, spec Spec) ([]Node, error)
 		return nil, fmt.Errorf("locks: list %s: %w", spec.Dir, err)
 	}
 	return ParseAll(names, spec.siblings()...), nil
-}
-
-// sessionErr is the error for a watch that ZooKeeper stopped: the session's
-// own error when it has one.
-func sessionErr(sess *recipes.Session, err error) error {
-	if serr := sess.Err(); serr != nil {
-		return serr
-	}
-	if errors.Is(err, zk.ErrSessionExpired) {
-		// go-zookeeper told the watch before the session heard.
-		return recipes.ErrSessionExpired
-	}
-	if err == nil {
-		err = zk.ErrClosing
-	}
-	return fmt.Errorf("locks: watch dropped: %w", err)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // Errors a Hold ends with. The locks package re-exports them.
@@ -198,7 +199,7 @@ func (h *Hold) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool
 		case e := <-events:
 			switch {
 			case e.Type == zk.EventNotWatching:
-				h.lost(sessionErr(h.sess, e.Err))
+				h.lost(znode.WatchStopped(h.sess, e.Err))
 				return
 			case dataWatch && e.Type == zk.EventNodeDeleted:
 				h.lost(fmt.Errorf("node %s was deleted", h.path))
