@@ -18,9 +18,11 @@ import (
 const killGrace = 5 * time.Second
 
 // runHolding runs command while held lasts. It passes the signals that
-// arrive on sigs on to the command; if the lock is lost, it terminates the command. It
-// returns the command's exit status and whether the lock was lost.
-func runHolding(held context.Context, command, env []string, sigs <-chan os.Signal, stderr io.Writer) (code int, lost bool) {
+// arrive on sigs on to the command; if the lock is lost, or revoked is
+// closed (a revocation request the user asked to honour), it terminates the
+// command. It returns the command's exit status and whether the lock was
+// lost.
+func runHolding(held context.Context, revoked <-chan struct{}, command, env []string, sigs <-chan os.Signal, stderr io.Writer) (code int, lost bool) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), env...)
@@ -46,6 +48,11 @@ func runHolding(held context.Context, command, env []string, sigs <-chan os.Sign
 			}
 			lost = true
 			fmt.Fprintf(stderr, "zkrecipes: lock lost (%v); stopping the command\n", context.Cause(held))
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			kill = time.After(killGrace)
+		case <-revoked:
+			revoked = nil
+			fmt.Fprintln(stderr, "zkrecipes: asked to release the lock; stopping the command")
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			kill = time.After(killGrace)
 		case <-kill:

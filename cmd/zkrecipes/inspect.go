@@ -32,7 +32,9 @@ type inspected struct {
 // inspection is what inspect finds at a path.
 type inspection struct {
 	Path      string      `json:"path"`
-	Type      string      `json:"type"` // mutex, rwlock, semaphore, or none
+	Type      string      `json:"type"`              // mutex, rwlock, semaphore, barrier, double-barrier, or none
+	Members   []inspected `json:"members,omitempty"` // of a double barrier
+	Open      bool        `json:"open,omitempty"`    // a double barrier's ready node exists
 	MaxLeases int         `json:"max_leases,omitempty"`
 	Holder    *inspected  `json:"holder"` // the first holder, or null
 	Holders   []inspected `json:"holders"`
@@ -81,6 +83,21 @@ func inspectCommand(g globals, args []string, stdout io.Writer) error {
 }
 
 func printInspection(w io.Writer, in inspection) {
+	switch in.Type {
+	case "barrier":
+		fmt.Fprintf(w, "%s: barrier, up\n", in.Path)
+		return
+	case "double-barrier":
+		state := "closed"
+		if in.Open {
+			state = "open"
+		}
+		fmt.Fprintf(w, "%s: double barrier, %s, %d members\n", in.Path, state, len(in.Members))
+		for _, m := range in.Members {
+			fmt.Fprintf(w, "  member  %s, for %.1fs  %s\n", dataLabel([]byte(m.Data)), m.Age, m.Node)
+		}
+		return
+	}
 	if in.Holder == nil {
 		fmt.Fprintf(w, "%s: free (%s)\n", in.Path, in.Type)
 		return
@@ -157,13 +174,29 @@ func describe(ctx context.Context, sess *recipes.Session, p string) (inspection,
 			}
 		}
 		in.Holders, in.Waiters = nodes[:held], append(in.Waiters, nodes[held:]...)
+	case isDoubleBarrier(names):
+		in.Type = "double-barrier"
+		in.Open = slices.Contains(names, readyNode)
+		members, err := participants(ctx, sess, p)
+		if err != nil {
+			return in, err
+		}
+		in.Members = slices.DeleteFunc(members, func(m inspected) bool { return m.Node == readyNode })
+		for i := range in.Members {
+			in.Members[i].Kind = "member"
+		}
 	default:
 		if nodes, err = participants(ctx, sess, p, "lock-"); err != nil {
 			return in, err
 		}
-		if len(nodes) > 0 {
+		switch {
+		case len(nodes) > 0:
 			in.Type = "mutex"
 			in.Holders, in.Waiters = nodes[:1], append(in.Waiters, nodes[1:]...)
+		case len(names) == 0 && len(data) > 0:
+			// A barrier is a node with data (who set it) and no
+			// children; an empty lock directory has neither.
+			in.Type = "barrier"
 		}
 	}
 	if len(in.Holders) > 0 {
@@ -191,4 +224,43 @@ func participants(ctx context.Context, sess *recipes.Session, dir string, lockNa
 		}
 	}
 	return out, nil
+}
+
+// readyNode marks an open double barrier.
+const readyNode = "ready"
+
+// isDoubleBarrier reports whether names are a double barrier's children:
+// members named by bare UUIDs, and perhaps the ready node.
+func isDoubleBarrier(names []string) bool {
+	members := 0
+	for _, n := range names {
+		switch {
+		case n == readyNode:
+		case uuidShaped(n):
+			members++
+		default:
+			return false
+		}
+	}
+	return members > 0 || len(names) > 0
+}
+
+// uuidShaped reports whether s looks like Java's UUID.toString.
+func uuidShaped(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, r := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdef", r) {
+				return false
+			}
+		}
+	}
+	return true
 }

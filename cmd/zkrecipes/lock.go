@@ -60,6 +60,7 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	timeout := fs.Duration("timeout", 0, "")
 	data := fs.String("data", "", "")
+	revocable := fs.Bool("revocable", false, "")
 	leases := 0
 	if name == "semaphore" {
 		fs.IntVar(&leases, "leases", 0, "")
@@ -133,7 +134,11 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 		"ZKRECIPES_LOCK_PATH=" + ops.path,
 		"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
 	}
-	code, lost := runHolding(held, command, env, sigs, stderr)
+	var revoked <-chan struct{}
+	if *revocable && ops.revoked != nil {
+		revoked = ops.revoked(held)
+	}
+	code, lost := runHolding(held, revoked, command, env, sigs, stderr)
 	unlockErr := ops.unlock(held)
 	switch {
 	case lost:

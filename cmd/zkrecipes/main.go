@@ -9,6 +9,9 @@
 //	zkrecipes rlock|wlock|semaphore-mutex PATH [...] -- CMD [ARG...]
 //	zkrecipes semaphore PATH --leases N [...] -- CMD [ARG...]
 //	zkrecipes multilock PATH,PATH... [...] -- CMD [ARG...]
+//	zkrecipes double-barrier PATH --members N [...] -- CMD [ARG...]
+//	zkrecipes barrier set|remove|wait PATH [--timeout D]
+//	zkrecipes revoke PATH [NODE]
 //	zkrecipes inspect PATH [--json]
 //	zkrecipes demo [--workers N] [--rounds N] [--hold D]
 //
@@ -37,7 +40,8 @@ const (
 
 const usage = `usage: zkrecipes [--servers H:P,...] [--session-timeout D] COMMAND ...
 
-Commands (each waiting one takes --timeout D and --data S):
+Commands (each waiting one takes --timeout D and --data S; lock, rlock and
+wlock also --revocable: stop CMD when someone revokes the lock):
   lock PATH -- CMD [ARG...]
         run CMD while holding the mutex at PATH (Curator InterProcessMutex)
   rlock PATH -- CMD, wlock PATH -- CMD
@@ -48,8 +52,16 @@ Commands (each waiting one takes --timeout D and --data S):
         ... the semaphore mutex at PATH (Curator InterProcessSemaphoreMutex)
   multilock PATH,PATH... -- CMD
         ... the mutexes at all the PATHs, taken in path order
+  double-barrier PATH --members N -- CMD
+        enter the double barrier at PATH (waiting for N members), run CMD,
+        then leave it together with the others
+  barrier set|remove|wait PATH
+        put up, take down, or wait for the removal of the barrier at PATH
+  revoke PATH [NODE]
+        ask the holders of the lock at PATH (or the one NODE) to let go
   inspect PATH [--json]
-        show the holders and waiters of the lock at PATH, whatever its kind
+        show what is at PATH: a lock's holders and waiters, a barrier, or a
+        double barrier's members
   demo [--workers N] [--rounds N] [--hold D]
         show processes contending for a lock; starts a local ZooKeeper
         unless --servers or ZK_SERVERS names one
@@ -63,7 +75,7 @@ its environment. If the lock is lost, CMD gets
 SIGTERM (SIGKILL 5s later) and zkrecipes exits 79.
 
 Exit status: CMD's own status (128+N if killed by signal N), or
-  64  bad usage            69  ZooKeeper unavailable
+  64  bad usage            69  ZooKeeper unavailable, or the session lost
   75  timed out waiting     79  lock lost while CMD ran
   130 interrupted while waiting
 `
@@ -166,6 +178,12 @@ func dispatch(g globals, args []string, stdout, stderr io.Writer) error {
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "lock", "rlock", "wlock", "semaphore", "semaphore-mutex", "multilock":
 		return holdCommand(g, cmd, rest, stderr)
+	case "barrier":
+		return barrierCommand(g, rest, stderr)
+	case "double-barrier":
+		return doubleBarrierCommand(g, rest, stderr)
+	case "revoke":
+		return revokeCommand(g, rest, stdout)
 	case "inspect":
 		return inspectCommand(g, rest, stdout)
 	case "demo":

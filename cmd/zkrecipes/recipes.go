@@ -12,11 +12,12 @@ import (
 
 // lockOps is what the run-while-holding commands need of a recipe.
 type lockOps struct {
-	path   string // as shown in messages: the path, or the multilock's paths
-	lock   func(ctx context.Context, wait bool) (context.Context, bool, error)
-	unlock func(held context.Context) error
-	token  func(held context.Context) (int64, error) // nil if there is no single token
-	status func(ctx context.Context) string          // who holds it, for the waiting line
+	path    string // as shown in messages: the path, or the multilock's paths
+	lock    func(ctx context.Context, wait bool) (context.Context, bool, error)
+	unlock  func(held context.Context) error
+	token   func(held context.Context) (int64, error)  // nil if there is no single token
+	status  func(ctx context.Context) string           // who holds it, for the waiting line
+	revoked func(held context.Context) <-chan struct{} // nil if it cannot be revoked
 }
 
 // tryOrWait adapts a Lock/TryLock pair.
@@ -40,22 +41,22 @@ func buildOps(name string, sess *recipes.Session, paths []string, leases int, op
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{path, tryOrWait(m.Lock, m.TryLock), m.Unlock, m.Token, status}, nil
+		return lockOps{path, tryOrWait(m.Lock, m.TryLock), m.Unlock, m.Token, status, m.Revoked}, nil
 	case "wlock", "rlock":
 		rw, err := locks.NewRWMutex(sess, path, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
 		if name == "rlock" {
-			return lockOps{path, tryOrWait(rw.RLock, rw.TryRLock), rw.RUnlock, rw.Token, status}, nil
+			return lockOps{path, tryOrWait(rw.RLock, rw.TryRLock), rw.RUnlock, rw.Token, status, rw.Revoked}, nil
 		}
-		return lockOps{path, tryOrWait(rw.Lock, rw.TryLock), rw.Unlock, rw.Token, status}, nil
+		return lockOps{path, tryOrWait(rw.Lock, rw.TryLock), rw.Unlock, rw.Token, status, rw.Revoked}, nil
 	case "semaphore-mutex":
 		m, err := locks.NewSemaphoreMutex(sess, path, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{path, tryOrWait(m.Lock, m.TryLock), m.Unlock, m.Token, status}, nil
+		return lockOps{path, tryOrWait(m.Lock, m.TryLock), m.Unlock, m.Token, status, nil}, nil
 	case "semaphore":
 		sem, err := locks.NewSemaphore(sess, path, leases, opts...)
 		if err != nil {
@@ -67,7 +68,7 @@ func buildOps(name string, sess *recipes.Session, paths []string, leases int, op
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{ml.Path(), tryOrWait(ml.Lock, nil), ml.Unlock, nil, status}, nil
+		return lockOps{ml.Path(), tryOrWait(ml.Lock, nil), ml.Unlock, nil, status, nil}, nil
 	}
 	return lockOps{}, fmt.Errorf("unknown recipe %q", name)
 }

@@ -1,0 +1,127 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes/internal/zktest"
+)
+
+// TestDoubleBarrierStartsCommandsTogether: three invocations; no command
+// starts before the third member arrives, and all finish.
+func TestDoubleBarrierStartsCommandsTogether(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/batch"
+	log := filepath.Join(t.TempDir(), "log")
+	args := []string{"double-barrier", path, "--members", "3", "--", "sh", "-c", `echo "start $$" >> "$1"`, "sh", log}
+
+	var wg sync.WaitGroup
+	codes, stderrs := make([]int, 3), make([]string, 3)
+	for i := range 2 {
+		wg.Go(func() { codes[i], _, stderrs[i] = zkrecipes(t, args...) })
+	}
+	eventually(t, func() bool { return len(lockNodes(t, admin, path)) == 2 })
+	_, err := os.Stat(log)
+	assert.ErrorIs(t, err, os.ErrNotExist, "a command started with 2 of 3 members")
+
+	code, stdout, _ := zkrecipes(t, "inspect", "--json", path)
+	require.Equal(t, 0, code)
+	var in struct {
+		Type    string
+		Members []struct{ Kind string }
+		Open    bool
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &in), stdout)
+	assert.Equal(t, "double-barrier", in.Type)
+	assert.Len(t, in.Members, 2)
+	assert.False(t, in.Open)
+
+	codes[2], _, stderrs[2] = zkrecipes(t, args...)
+	wg.Wait()
+	assert.Equal(t, []int{0, 0, 0}, codes, "%q", stderrs)
+	b, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Len(t, strings.Split(strings.TrimSpace(string(b)), "\n"), 3)
+	assert.Contains(t, stderrs[0]+stderrs[1], "arrived", "no progress line while waiting")
+	assert.Empty(t, lockNodes(t, admin, path), "members or ready left behind")
+}
+
+func TestDoubleBarrierTimeoutExits75AndLeavesNoNode(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/batch"
+	code, _, stderr := zkrecipes(t, "double-barrier", path, "--members", "2", "--timeout", "300ms", "--", "true")
+	assert.Equal(t, 75, code, stderr)
+	assert.Empty(t, lockNodes(t, admin, path))
+}
+
+func TestBarrierCommands(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/gate"
+	code, _, stderr := zkrecipes(t, "barrier", "set", path, "--data", "release-manager")
+	require.Equal(t, 0, code, stderr)
+
+	code, stdout, _ := zkrecipes(t, "inspect", "--json", path)
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, `"type": "barrier"`)
+
+	code, _, stderr = zkrecipes(t, "barrier", "wait", path, "--timeout", "200ms")
+	assert.Equal(t, 75, code, stderr)
+
+	waiter := command(t, "barrier", "wait", path)
+	require.NoError(t, waiter.Start())
+	code, _, stderr = zkrecipes(t, "barrier", "remove", path)
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, waiter.Wait(), "the waiter did not pass the removed barrier")
+
+	code, _, _ = zkrecipes(t, "barrier", "wait", path)
+	assert.Equal(t, 0, code, "waiting with no barrier passes at once")
+}
+
+// TestRevokeStopsARevocableHolder: `revoke PATH` asks the holder to let go;
+// a `lock --revocable` stops its command and releases.
+func TestRevokeStopsARevocableHolder(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/lock"
+	holder := command(t, "lock", path, "--revocable", "--", "sleep", "30")
+	require.NoError(t, holder.Start())
+	waitNodes(t, admin, path, 1)
+
+	code, stdout, stderr := zkrecipes(t, "revoke", path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "asked "+path+"/")
+	err := holder.Wait()
+	require.Error(t, err, "sleep was not stopped")
+	assert.Empty(t, lockNodes(t, admin, path))
+
+	code, _, _ = zkrecipes(t, "revoke", path)
+	assert.Equal(t, 1, code, "nobody holds it")
+}
+
+func TestBarrierBadUsageExits64AndCreatesNothing(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	for _, args := range [][]string{
+		{"double-barrier", root + "/b", "--members", "0", "--", "true"},
+		{"double-barrier", root + "/b", "--", "true"},
+		{"double-barrier", "relative", "--members", "2", "--", "true"},
+		{"double-barrier", root + "/b", "--members", "2", "true"},
+		{"barrier", "open", root + "/b"},
+		{"barrier", "set", "relative"},
+		{"barrier"},
+		{"revoke"},
+		{"revoke", "relative"},
+	} {
+		code, _, stderr := zkrecipes(t, args...)
+		assert.Equal(t, 64, code, "%q: %s", args, stderr)
+	}
+	ok, _, err := admin.Exists(root)
+	require.NoError(t, err)
+	assert.False(t, ok, "bad usage created %s", root)
+}
