@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"time"
 
@@ -89,33 +88,24 @@ func doubleBarrierCommand(g globals, args []string, stderr io.Writer) error {
 	if err := checkCommon(pos[0], *timeout, *data); err != nil {
 		return usagef("double-barrier: %v", err)
 	}
-	// As for the locks: one signal channel for the whole run; a signal
-	// while entering gives up, and once in, signals go to the command.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, forwardedSignals...)
-	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stop := cancelOnSignal(sigs, cancel)
-	defer stop()
-	sess, err := connect(ctx, g)
+	ctx, w, err := startWaiting(g)
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
-	b, err := barriers.NewDoubleBarrier(sess, pos[0], *members, dataOption(*data)...)
+	defer w.close()
+	b, err := barriers.NewDoubleBarrier(w.sess, pos[0], *members, dataOption(*data)...)
 	if err != nil {
 		return usagef("double-barrier: %v", err)
 	}
 	if err := enterShowingProgress(ctx, b, *timeout, stderr); err != nil {
 		return err
 	}
-	if stop() {
+	if w.stop() {
 		_ = b.Leave(context.Background())
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting at %s", pos[0])}
 	}
 	fmt.Fprintf(stderr, "zkrecipes: entered %s\n", pos[0])
-	code, _ := runHolding(context.Background(), nil, command, []string{"ZKRECIPES_BARRIER_PATH=" + pos[0]}, sigs, stderr)
+	code, _ := runHolding(context.Background(), nil, command, []string{"ZKRECIPES_BARRIER_PATH=" + pos[0]}, w.sigs, stderr)
 
 	lctx, cancel := withTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -171,13 +161,11 @@ func revokeCommand(g globals, args []string, stdout io.Writer) error {
 	if err := recipes.ValidatePath(pos[0]); err != nil {
 		return usagef("revoke: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), g.sessionTimeout+10*time.Second)
-	defer cancel()
-	sess, err := connect(ctx, g)
+	ctx, sess, done, err := quickSession(g)
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	defer done()
 	var nodes []string
 	if len(pos) == 2 {
 		nodes = []string{pos[1]}

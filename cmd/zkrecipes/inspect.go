@@ -62,13 +62,11 @@ func inspectCommand(g globals, args []string, stdout io.Writer) error {
 	if err := recipes.ValidatePath(pos[0]); err != nil {
 		return usagef("inspect: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), g.sessionTimeout+10*time.Second)
-	defer cancel()
-	sess, err := connect(ctx, g)
+	ctx, sess, done, err := quickSession(g)
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	defer done()
 	in, err := describe(ctx, sess, pos[0])
 	if err != nil {
 		return err

@@ -18,6 +18,56 @@ import (
 	"github.com/zkrecipes/recipes/locks"
 )
 
+// waiting is the set-up of a command that waits for a recipe and then runs
+// a command. It keeps one signal channel for the whole run, so that no
+// signal falls back to its default action (killing zkrecipes with the
+// recipe held) at the hand-over: while connecting or waiting a signal
+// cancels the waiting context; once the recipe is held, signals go to the
+// command (see runHolding).
+type waiting struct {
+	sess   *recipes.Session
+	sigs   chan os.Signal
+	stop   func() bool // ends the waiting phase; reports whether a signal came first
+	cancel context.CancelFunc
+}
+
+// startWaiting connects and returns the waiting context and set-up.
+func startWaiting(g globals) (context.Context, *waiting, error) {
+	w := &waiting{sigs: make(chan os.Signal, 4)}
+	signal.Notify(w.sigs, forwardedSignals...)
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	w.stop = cancelOnSignal(w.sigs, cancel)
+	sess, err := connect(ctx, g)
+	if err != nil {
+		w.stop()
+		cancel()
+		signal.Stop(w.sigs)
+		return nil, nil, err
+	}
+	w.sess = sess
+	return ctx, w, nil
+}
+
+func (w *waiting) close() {
+	w.stop()
+	w.cancel()
+	_ = w.sess.Close()
+	signal.Stop(w.sigs)
+}
+
+// quickSession connects for a command that only reads or writes once; the
+// context bounds the whole command.
+func quickSession(g globals) (context.Context, *recipes.Session, func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), g.sessionTimeout+10*time.Second)
+	sess, err := connect(ctx, g)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, sess, func() { _ = sess.Close(); cancel() }, nil
+}
+
 // forwardedSignals are caught for the whole run: they end a wait, and are
 // passed on to the command once it runs.
 var forwardedSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
@@ -97,22 +147,12 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 		opts = append(opts, locks.WithData([]byte(*data)))
 	}
 
-	// One signal channel for the whole run, so that no signal falls back to
-	// its default action (killing us with the lock held) at the hand-over:
-	// while connecting or waiting a signal gives up; once the lock is held,
-	// signals go to the command (see runHolding).
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, forwardedSignals...)
-	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stop := cancelOnSignal(sigs, cancel)
-	defer stop()
-	sess, err := connect(ctx, g)
+	ctx, w, err := startWaiting(g)
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	defer w.close()
+	sess, sigs, stop := w.sess, w.sigs, w.stop
 	ops, err := buildOps(name, sess, paths, leases, opts)
 	if err != nil {
 		return usagef("%s: %v", name, err)
