@@ -166,10 +166,12 @@ public final class CuratorPeer {
             case "double-barrier": {
                 args(a, 6);
                 DistributedDoubleBarrier b = new DistributedDoubleBarrier(connect(a[1]), a[2], num(a[3]));
+                append(a[4], "+", "A", a[5]); // arrived
                 b.enter();
                 append(a[4], "+", "B", a[5]);
                 append(a[4], "-", "B", a[5]);
                 b.leave();
+                append(a[4], "+", "D", a[5]); // done leaving
                 break;
             }
             case "version":
