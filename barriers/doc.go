@@ -26,10 +26,12 @@
 //   - Enter never returns before the count is really reached: it re-checks
 //     after any wake-up (GH-1290).
 //   - A member that gives up entering (its context ends) removes its node,
-//     in one transaction that fails if the barrier has opened meanwhile, so
-//     it is never counted in a group it did not join; the member that opens
-//     the barrier checks, in the same transaction that creates "ready", that
-//     every member it counted is still there.
+//     and the member that opens the barrier checks, in the transaction that
+//     creates "ready", that every member it counted is still there: nobody
+//     is counted in a group it did not join. A member that gave up just
+//     after being counted finds "ready" and is in after all.
+//   - Waiters watch only "ready", so an arrival wakes nobody, and the last
+//     arrival opens the barrier in three round trips.
 //   - A Leave that times out removes this member's node rather than leaving
 //     it behind (CURATOR-536 made Curator's Leave return on timeout at all).
 //

@@ -28,8 +28,10 @@ const readyNode = "ready"
 // barrier opens, and later members pass at once. Enter returns only when the
 // barrier has really opened, never on a spurious wake-up (Curator 5.x's
 // GH-1290). A member that gives up entering (its context ends) takes its
-// node away, atomically with respect to the opening, so that it is never
-// counted in a group it did not join.
+// node away; the member that opens the barrier checks, in the transaction
+// that opens it, that every member it counted is still there, so nobody is
+// counted in a group it did not join (and one that gave up too late to be
+// left out is in).
 //
 // A DoubleBarrier value is one member: its node name is a UUID chosen when
 // the value is made. It is safe for concurrent use, but Enter and Leave
@@ -122,37 +124,55 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 }
 
 func (b *DoubleBarrier) enter(ctx context.Context) error {
-	var open bool
-	var readyEv <-chan zk.Event
-	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		if open, _, readyEv, err = conn.ExistsW(b.ready); err != nil {
+	// Watch ready and create our node in one round trip: the two requests
+	// are independent.
+	type watched struct {
+		open bool
+		ev   <-chan zk.Event
+		err  error
+	}
+	readyc := make(chan watched, 1)
+	go func() {
+		var w watched
+		w.err = b.sess.Retry(ctx, func(conn *zk.Conn) error {
+			var err error
+			w.open, _, w.ev, err = conn.ExistsW(b.ready)
 			return err
-		}
-		_, err = znode.Create(conn, b.node, zk.FlagEphemeral, b.data)
+		})
+		readyc <- w
+	}()
+	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
+		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.data)
 		return err
 	})
-	if err != nil {
+	ready := <-readyc
+	switch {
+	case err != nil:
+		return err
+	case ready.err != nil:
+		return ready.err
+	case ready.open:
+		return nil
+	}
+	if open, err := b.tryOpen(ctx); err != nil || open {
 		return err
 	}
-	for !open {
-		if open, err = b.tryOpen(ctx); err != nil || open {
+	// Not enough members yet: the member that completes the count opens
+	// the barrier. Ready is only ever created by such a member, so its
+	// creation needs no second look.
+	for ev := ready.ev; ; {
+		if err := znode.WaitEvent(ctx, b.sess, ev); err != nil {
 			return err
 		}
-		// Not enough members yet: the member that completes the count
-		// opens the barrier. Wait for that, and look again on any event.
-		if err := znode.WaitEvent(ctx, b.sess, readyEv); err != nil {
-			return err
-		}
+		var open bool
 		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 			var err error
-			open, _, readyEv, err = conn.ExistsW(b.ready)
+			open, _, ev, err = conn.ExistsW(b.ready)
 			return err
-		}); err != nil {
+		}); err != nil || open {
 			return err
 		}
 	}
-	return nil
 }
 
 // tryOpen counts the members and, if there are enough, opens the barrier:
@@ -198,35 +218,30 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 	}
 }
 
-// giveUp removes our node unless the barrier has opened: in one transaction
-// that creates and deletes the ready node (failing if it exists) and
-// deletes ours, so that nobody can open the barrier counting us after we
-// left. It reports whether the barrier had opened.
+// giveUp deletes our node and then looks at ready: the member that opens
+// the barrier checks, in the transaction that creates ready, that every
+// member it counted is there, so if ready exists after our node is gone, we
+// were counted, and we are in: our node goes back. It reports whether we
+// are in.
 func (b *DoubleBarrier) giveUp() (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.sess.Timeout())
 	defer cancel()
-	opened := false
+	if err := b.sess.Delete(ctx, b.node); err != nil {
+		return false, err
+	}
+	var open bool
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := conn.Multi(
-			&zk.CreateRequest{Path: b.ready, Acl: znode.ACL, Flags: zk.FlagPersistent},
-			&zk.DeleteRequest{Path: b.ready, Version: -1},
-			&zk.DeleteRequest{Path: b.node, Version: -1},
-		)
-		switch {
-		case errors.Is(err, zk.ErrNodeExists):
-			// Open: we are in, unless our node is gone (then we never
-			// made it, or already gave up).
-			ok, _, err := conn.Exists(b.node)
-			opened = ok
+		var err error
+		if open, _, err = conn.Exists(b.ready); err != nil || !open {
 			return err
-		case errors.Is(err, zk.ErrNoNode):
-			// Our node is already gone (a retry after a lost reply, or it
-			// was never made): nothing to take back.
+		}
+		_, err = conn.Create(b.node, b.data, zk.FlagEphemeral, znode.ACL)
+		if errors.Is(err, zk.ErrNodeExists) {
 			return nil
 		}
 		return err
 	})
-	return opened, err
+	return open && err == nil, err
 }
 
 // Leave leaves the barrier and waits until every member that entered has
