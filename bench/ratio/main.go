@@ -29,6 +29,8 @@ const (
 	rwCurator      = "BenchmarkReadHeavy/curator"
 	semName        = "BenchmarkSemaphore/semaphore"
 	semCurator     = "BenchmarkSemaphore/curator"
+	dbName         = "BenchmarkDoubleBarrier/barriers"
+	dbCurator      = "BenchmarkDoubleBarrier/curator"
 )
 
 // Targets from bench/README.md.
@@ -36,6 +38,7 @@ const (
 	maxUncontendedRatio = 1.05 // mutex ns/op ÷ floor ns/op, at most
 	minContendedRatio   = 1.3  // mutex handoffs/s ÷ zk.Lock handoffs/s, at least
 	minCuratorRatio     = 1.5  // read-heavy and semaphore ops/s ÷ Curator's, at least
+	maxBarrierRatio     = 1.0  // double barrier last-in time ÷ Curator's, at most
 )
 
 var procSuffix = regexp.MustCompile(`-\d+$`)
@@ -100,7 +103,7 @@ func (r *results) ratio(a, b, unit string) (float64, bool) {
 }
 
 func (r *results) printTable(w io.Writer) {
-	units := []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "watches/op"}
+	units := []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "watches/op", "last-in-ms", "last-reqs"}
 	fmt.Fprintf(w, "%-32s %5s", "benchmark (mean)", "runs")
 	for _, u := range units {
 		fmt.Fprintf(w, " %12s", u)
@@ -165,6 +168,9 @@ func (r *results) printRatios(w io.Writer) {
 		v, ok = r.ratio(c.ours, c.theirs, "ops/s")
 		printRatio(w, c.label, v, ok, fmt.Sprintf(">= %.2f", minCuratorRatio), v >= minCuratorRatio)
 	}
+	v, ok = r.ratio(dbName, dbCurator, "last-in-ms")
+	printRatio(w, "double barrier last-in time/Curator", v, ok,
+		fmt.Sprintf("<= %.2f", maxBarrierRatio), v <= maxBarrierRatio)
 	for _, name := range []string{floorName, mutexName, zkLockName, contMutexName, contZKLockName, rwName, semName} {
 		v, ok := r.mean(name, "reqs/op")
 		printRatio(w, strings.TrimPrefix(name, "Benchmark")+" reqs/op", v, ok, "", false)

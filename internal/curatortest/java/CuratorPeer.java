@@ -98,7 +98,8 @@ public final class CuratorPeer {
                 "  version",
                 "  bench-mutex SERVERS PATH CLIENTS SECONDS",
                 "  bench-rw SERVERS PATH CLIENTS SECONDS READ_PERCENT",
-                "  bench-semaphore SERVERS PATH MAX CLIENTS SECONDS");
+                "  bench-semaphore SERVERS PATH MAX CLIENTS SECONDS",
+                "  bench-double-barrier SERVERS PATH MEMBERS ROUNDS");
     }
 
     private static void run(String[] a) throws Exception {
@@ -182,6 +183,10 @@ public final class CuratorPeer {
             case "revoke":
                 args(a, 3);
                 Revoker.attemptRevoke(connect(a[1]), a[2]);
+                break;
+            case "bench-double-barrier":
+                args(a, 5);
+                benchDoubleBarrier(a[1], a[2], num(a[3]), num(a[4]));
                 break;
             case "bench-mutex":
                 args(a, 5);
@@ -362,5 +367,66 @@ public final class CuratorPeer {
             throw new Exception("bench client failed", failure.get());
         }
         System.out.printf("ops=%d seconds=%.3f%n", ops.get(), elapsed);
+    }
+
+    /**
+     * Runs ROUNDS rounds of a double barrier of n members, each on its own
+     * client: n-1 members enter and wait; once their nodes are all there the
+     * last one enters, and the round's time is from then until every member
+     * is through enter. Then all leave. Prints the mean as seconds=.
+     */
+    private static void benchDoubleBarrier(String servers, String path, int n, int rounds) throws Exception {
+        List<CuratorFramework> clients = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            clients.add(connect(servers));
+        }
+        double total = 0;
+        for (int r = 0; r < rounds; r++) {
+            List<DistributedDoubleBarrier> members = new ArrayList<>();
+            for (CuratorFramework c : clients) {
+                members.add(new DistributedDoubleBarrier(c, path, n));
+            }
+            AtomicLong lastIn = new AtomicLong();
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+            CountDownLatch in = new CountDownLatch(n);
+            CountDownLatch out = new CountDownLatch(n);
+            CountDownLatch leave = new CountDownLatch(1);
+            for (int i = 0; i < n; i++) {
+                DistributedDoubleBarrier m = members.get(i);
+                boolean last = i == n - 1;
+                Thread t = new Thread(() -> {
+                    try {
+                        m.enter();
+                        lastIn.accumulateAndGet(System.nanoTime(), Math::max);
+                        in.countDown();
+                        leave.await();
+                        m.leave();
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                        in.countDown();
+                    } finally {
+                        out.countDown();
+                    }
+                });
+                t.setDaemon(true);
+                if (last) {
+                    while (clients.get(0).getChildren().forPath(path).size() < n - 1) {
+                        Thread.sleep(1);
+                    }
+                    long start = System.nanoTime();
+                    t.start();
+                    in.await();
+                    total += (lastIn.get() - start) / 1e9;
+                } else {
+                    t.start();
+                }
+            }
+            leave.countDown();
+            out.await();
+            if (failure.get() != null) {
+                throw new Exception("double barrier member failed", failure.get());
+            }
+        }
+        System.out.printf("seconds=%.6f%n", total / rounds);
     }
 }
