@@ -125,3 +125,13 @@ func TestBarrierBadUsageExits64AndCreatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "bad usage created %s", root)
 }
+
+// TestDemoRunsAgainstAGivenServer runs the README's first command the way a
+// user would with ZooKeeper already running.
+func TestDemoRunsAgainstAGivenServer(t *testing.T) {
+	code, stdout, stderr := zkrecipes(t, "demo", "--workers", "2", "--transfers", "1")
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{"has the write lock, alone", "moves 10", "left /zkrecipes-demo/batch", "nothing lost"} {
+		assert.Contains(t, stdout, want)
+	}
+}

@@ -9,36 +9,41 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/zkrecipes/recipes/internal/zkserver"
-	"github.com/zkrecipes/recipes/locks"
 )
 
-// demoLockPath is where the demo's workers contend.
-const demoLockPath = "/zkrecipes-demo/counter"
+// The demo's nodes.
+const (
+	demoRoot    = "/zkrecipes-demo"
+	demoBarrier = demoRoot + "/batch"
+	demoCatalog = demoRoot + "/catalog"
+	demoAccount = demoRoot + "/accounts/"
+)
 
-// demoJobCommand is the hidden command each demo worker runs under the lock.
+// demoJobCommand is the hidden command each demo worker runs inside the
+// double barrier.
 const demoJobCommand = "demo-job"
 
-// demoCommand starts a ZooKeeper server when none was given, then runs
-// several workers that each invoke `zkrecipes lock` a few times to increment
-// a counter file under the lock, and prints their interleaved timeline.
+// demoCommand tells a batch job's story: worker processes meet at a double
+// barrier, read a shared catalog under a read/write lock (one of them
+// updates it, alone), move money between two accounts under multi-locks taken
+// in opposite orders (no deadlock), and leave together. It starts a
+// ZooKeeper server when none was given, and prints one timeline.
 func demoCommand(g globals, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	workers := fs.Int("workers", 3, "")
-	rounds := fs.Int("rounds", 3, "")
-	hold := fs.Duration("hold", 300*time.Millisecond, "")
+	transfers := fs.Int("transfers", 2, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 || *workers < 1 || *rounds < 1 || *hold < 0 {
-		return usagef("demo: takes --workers N (≥1), --rounds N (≥1) and --hold D only")
+	if len(pos) != 0 || *workers < 2 || *transfers < 1 {
+		return usagef("demo: takes --workers N (at least 2) and --transfers N (at least 1) only")
 	}
 	servers := g.servers
 	if !g.serversGiven {
@@ -56,8 +61,8 @@ func demoCommand(g globals, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	counter := filepath.Join(dir, "counter")
-	if err := os.WriteFile(counter, []byte("0"), 0o644); err != nil {
+	state := demoState{dir}
+	if err := state.init(); err != nil {
 		return err
 	}
 	exe, err := os.Executable()
@@ -65,76 +70,37 @@ func demoCommand(g globals, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	fmt.Fprintf(stdout, "\n%d workers each run `zkrecipes lock %s -- <increment the counter>` %d times.\n"+
-		"Only the holder touches the counter; the others wait in line and say who holds it.\n\n",
-		*workers, demoLockPath, *rounds)
+	fmt.Fprintf(stdout, `
+A batch job of %d worker processes, each started as
+  zkrecipes double-barrier %s --members %d -- <the worker's job>
+Inside, each worker reads the catalog under a read lock (worker-1 updates it
+under the write lock), then moves money between accounts a and b %d times
+under a multi-lock on both (odd workers name them a,b, even ones b,a).
+
+`, *workers, demoBarrier, *workers, *transfers)
 	tl := &timeline{out: stdout, start: time.Now()}
 	var wg sync.WaitGroup
 	errs := make([]error, *workers)
 	for w := 1; w <= *workers; w++ {
 		name := fmt.Sprintf("worker-%d", w)
+		cmd := exec.Command(exe, "--servers", strings.Join(servers, ","),
+			"double-barrier", demoBarrier, "--members", strconv.Itoa(*workers), "--data", name, "--",
+			exe, "--servers", strings.Join(servers, ","), demoJobCommand, dir, name, strconv.Itoa(*transfers))
 		wg.Go(func() {
-			for range *rounds {
-				cmd := exec.Command(exe, "--servers", strings.Join(servers, ","), "lock", demoLockPath,
-					"--data", name, "--", exe, demoJobCommand, counter, name, hold.String())
-				if err := tl.run(name, cmd); err != nil {
-					errs[w-1] = fmt.Errorf("%s: %w", name, err)
-					return
-				}
+			if err := tl.run(name, cmd); err != nil {
+				errs[w-1] = fmt.Errorf("%s: %w", name, err)
 			}
 		})
+		if w < *workers {
+			// Let the first ones wait a moment for the last, to show it.
+			time.Sleep(400 * time.Millisecond)
+		}
 	}
-	showQueue(g, servers, tl)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(counter)
-	if err != nil {
-		return err
-	}
-	want := *workers * *rounds
-	fmt.Fprintf(stdout, "\nCounter is %s after %d locked increments", strings.TrimSpace(string(b)), want)
-	if strings.TrimSpace(string(b)) != strconv.Itoa(want) {
-		fmt.Fprintln(stdout, ": updates were lost!")
-		return exitError{code: 1}
-	}
-	fmt.Fprintln(stdout, ": none lost, no two holders overlapped.")
-	return nil
-}
-
-// showQueue prints `zkrecipes inspect` once while workers are queued.
-func showQueue(g globals, servers []string, tl *timeline) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	g.servers = servers
-	sess, err := connect(ctx, g)
-	if err != nil {
-		return
-	}
-	defer sess.Close()
-	m, err := locks.NewMutex(sess, demoLockPath)
-	if err != nil {
-		return
-	}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if ps, err := m.Participants(ctx); err == nil && len(ps) >= 2 {
-			var b strings.Builder
-			_ = inspectCommand(g, []string{demoLockPath}, &b)
-			tl.print("inspect", "$ zkrecipes inspect "+demoLockPath)
-			for line := range strings.SplitSeq(strings.TrimRight(b.String(), "\n"), "\n") {
-				tl.print("inspect", line)
-			}
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return
-		}
-	}
+	return state.report(stdout, *workers, *transfers)
 }
 
 // timeline prints the lines of several processes, stamped and labelled.
@@ -167,25 +133,75 @@ func (tl *timeline) run(who string, cmd *exec.Cmd) error {
 	return err
 }
 
-// demoJob is what a demo worker runs under the lock: read the counter, work
-// a little, write it back plus one.
-func demoJob(args []string, stdout io.Writer) error {
-	if len(args) != 3 {
-		return usagef("%s: want FILE NAME HOLD", demoJobCommand)
+// demoState is the shared data the workers guard with their locks: files,
+// each holding one number.
+type demoState struct{ dir string }
+
+func (s demoState) file(name string) string { return s.dir + "/" + name }
+
+func (s demoState) init() error {
+	for name, v := range map[string]int{"catalog": 1, "a": 100, "b": 100} {
+		if err := s.write(name, v); err != nil {
+			return err
+		}
 	}
-	hold, err := time.ParseDuration(args[2])
+	return nil
+}
+
+func (s demoState) read(name string) (int, error) {
+	b, err := os.ReadFile(s.file(name))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+func (s demoState) write(name string, v int) error {
+	return os.WriteFile(s.file(name), []byte(strconv.Itoa(v)), 0o644)
+}
+
+// report checks that the locks did their job: the catalog was updated once,
+// and the money in the two accounts is all there.
+func (s demoState) report(w io.Writer, workers, transfers int) error {
+	catalog, err := s.read("catalog")
+	if err != nil {
+		return err
+	}
+	a, err := s.read("a")
+	if err != nil {
+		return err
+	}
+	b, err := s.read("b")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nCatalog at v%d (one update); accounts a=%d b=%d, total %d after %d transfers",
+		catalog, a, b, a+b, workers*transfers)
+	if catalog != 2 || a+b != 200 {
+		fmt.Fprintln(w, ": something was lost!")
+		return exitError{code: 1}
+	}
+	fmt.Fprintln(w, ": nothing lost, no deadlock, everyone left together.")
+	return nil
+}
+
+// demoJob is one worker's share of the batch, run inside the double barrier.
+func demoJob(g globals, args []string, stdout io.Writer) error {
+	if len(args) != 3 {
+		return usagef("%s: want DIR NAME TRANSFERS", demoJobCommand)
+	}
+	state, name := demoState{args[0]}, args[1]
+	transfers, err := strconv.Atoi(args[2])
 	if err != nil {
 		return usagef("%s: %v", demoJobCommand, err)
 	}
-	b, err := os.ReadFile(args[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sess, err := connect(ctx, g)
 	if err != nil {
 		return err
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "holds the lock (fencing token %s): counter %d -> %d\n", os.Getenv("ZKRECIPES_FENCING_TOKEN"), n, n+1)
-	time.Sleep(hold) // the "work" done under the lock
-	return os.WriteFile(args[0], []byte(strconv.Itoa(n+1)), 0o644)
+	defer sess.Close()
+	say := func(format string, a ...any) { fmt.Fprintf(stdout, format+"\n", a...) }
+	return runDemoJob(ctx, sess, state, name, transfers, say)
 }

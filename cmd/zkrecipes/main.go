@@ -13,7 +13,7 @@
 //	zkrecipes barrier set|remove|wait PATH [--timeout D]
 //	zkrecipes revoke PATH [NODE]
 //	zkrecipes inspect PATH [--json]
-//	zkrecipes demo [--workers N] [--rounds N] [--hold D]
+//	zkrecipes demo [--workers N] [--transfers N]
 //
 // --servers defaults to $ZK_SERVERS, else 127.0.0.1:2181. The exit status is
 // CMD's own, or one of the codes listed by `zkrecipes --help`.
@@ -62,9 +62,11 @@ wlock also --revocable: stop CMD when someone revokes the lock):
   inspect PATH [--json]
         show what is at PATH: a lock's holders and waiters, a barrier, or a
         double barrier's members
-  demo [--workers N] [--rounds N] [--hold D]
-        show processes contending for a lock; starts a local ZooKeeper
-        unless --servers or ZK_SERVERS names one
+  demo [--workers N] [--transfers N]
+        a batch job's story: worker processes meet at a double barrier,
+        share a read/write lock, move money under multi-locks, and leave
+        together; starts a local ZooKeeper unless --servers or ZK_SERVERS
+        names one
 
 Global flags:
   --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
@@ -189,7 +191,7 @@ func dispatch(g globals, args []string, stdout, stderr io.Writer) error {
 	case "demo":
 		return demoCommand(g, rest, stdout, stderr)
 	case demoJobCommand:
-		return demoJob(rest, stdout)
+		return demoJob(g, rest, stdout)
 	case "help":
 		return flag.ErrHelp
 	default:
