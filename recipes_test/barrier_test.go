@@ -262,7 +262,7 @@ var aclAll = zk.WorldACL(zk.PermAll)
 // watch path.
 func countLines(wchp, path string) int {
 	n, in := 0, false
-	for _, line := range strings.Split(wchp, "\n") {
+	for line := range strings.SplitSeq(wchp, "\n") {
 		switch {
 		case strings.HasPrefix(line, "/"):
 			in = line == path
