@@ -143,6 +143,9 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 	}()
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.data)
+		if errors.Is(err, zk.ErrNodeExists) {
+			return nil // ours: a retry after the reply to our create was lost
+		}
 		return err
 	})
 	ready := <-readyc

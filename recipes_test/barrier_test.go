@@ -272,3 +272,26 @@ func countLines(wchp, path string) int {
 	}
 	return n
 }
+
+// TestDoubleBarrierRecoversFromLostCreateReply drops the reply to a
+// member's create: the retry finds its node there and enters.
+func TestDoubleBarrierRecoversFromLostCreateReply(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/double"
+	proxy := newProxy(t)
+	b := newDoubleBarrier(t, connect(t, recipes.WithDialer(proxy.Dialer)), path, 1)
+	dropped := proxy.DropReply(func(op int32, p string) bool {
+		return (op == opCreate || op == opCreate2) && p == b.Node()
+	})
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
+	defer cancel()
+	require.NoError(t, b.Enter(ctx))
+	select {
+	case <-dropped:
+	default:
+		t.Fatal("the create reply was never dropped")
+	}
+	require.NoError(t, b.Leave(ctx))
+	assert.Empty(t, children(t, admin, path))
+}
