@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os/signal"
@@ -23,7 +22,7 @@ func barrierCommand(g globals, args []string, stderr io.Writer) error {
 	if action != "set" && action != "remove" && action != "wait" {
 		return usagef("barrier: unknown action %q (want set, remove or wait)", action)
 	}
-	fs := flag.NewFlagSet("barrier "+action, flag.ContinueOnError)
+	fs := newFlagSet("barrier "+action, &g)
 	timeout := fs.Duration("timeout", 0, "")
 	data := fs.String("data", "", "")
 	pos, err := parseInterspersed(fs, args[1:])
@@ -71,7 +70,7 @@ func doubleBarrierCommand(g globals, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fs := flag.NewFlagSet("double-barrier", flag.ContinueOnError)
+	fs := newFlagSet("double-barrier", &g)
 	timeout := fs.Duration("timeout", 0, "")
 	data := fs.String("data", "", "")
 	members := fs.Int("members", 0, "")
@@ -150,7 +149,7 @@ func enterShowingProgress(ctx context.Context, b *barriers.DoubleBarrier, timeou
 // revokeCommand is `revoke PATH [NODE]`: ask the holders of the lock at
 // PATH, or the one NODE, to let go.
 func revokeCommand(g globals, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("revoke", flag.ContinueOnError)
+	fs := newFlagSet("revoke", &g)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

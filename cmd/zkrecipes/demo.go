@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,7 +34,7 @@ const demoJobCommand = "demo-job"
 // in opposite orders (no deadlock), and leave together. It starts a
 // ZooKeeper server when none was given, and prints one timeline.
 func demoCommand(g globals, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs := newFlagSet("demo", &g)
 	workers := fs.Int("workers", 3, "")
 	transfers := fs.Int("transfers", 2, "")
 	pos, err := parseInterspersed(fs, args)

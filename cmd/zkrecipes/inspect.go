@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path"
@@ -50,7 +49,7 @@ var kinds = map[string]string{
 }
 
 func inspectCommand(g globals, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs := newFlagSet("inspect", &g)
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -107,7 +106,7 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs := newFlagSet(name, &g)
 	timeout := fs.Duration("timeout", 0, "")
 	data := fs.String("data", "", "")
 	revocable := fs.Bool("revocable", false, "")

@@ -68,7 +68,7 @@ wlock also --revocable: stop CMD when someone revokes the lock):
         together; starts a local ZooKeeper unless --servers or ZK_SERVERS
         names one
 
-Global flags:
+Global flags (before the command, or among its own flags):
   --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
   --session-timeout D    ZooKeeper session timeout (default 10s)
 
@@ -159,11 +159,7 @@ func parseGlobals(args []string, stderr io.Writer) (globals, []string, error) {
 	}
 	g := globals{sessionTimeout: *timeout, serversGiven: os.Getenv("ZK_SERVERS") != ""}
 	fs.Visit(func(f *flag.Flag) { g.serversGiven = g.serversGiven || f.Name == "servers" })
-	for s := range strings.SplitSeq(*servers, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			g.servers = append(g.servers, s)
-		}
-	}
+	g.servers = splitServers(*servers)
 	if len(g.servers) == 0 {
 		return g, nil, usagef("--servers is empty")
 	}
@@ -197,6 +193,40 @@ func dispatch(g globals, args []string, stdout, stderr io.Writer) error {
 	default:
 		return usagef("unknown command %q", cmd)
 	}
+}
+
+// newFlagSet returns a command's flag set, which also takes the global
+// flags (--servers, --session-timeout), so they may come after the command
+// name too.
+func newFlagSet(name string, g *globals) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Func("servers", "", func(v string) error {
+		servers := splitServers(v)
+		if len(servers) == 0 {
+			return errors.New("--servers is empty")
+		}
+		g.servers, g.serversGiven = servers, true
+		return nil
+	})
+	fs.Func("session-timeout", "", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--session-timeout %q is not a positive duration", v)
+		}
+		g.sessionTimeout = d
+		return nil
+	})
+	return fs
+}
+
+func splitServers(v string) []string {
+	var servers []string
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			servers = append(servers, s)
+		}
+	}
+	return servers
 }
 
 // parseInterspersed parses flags that may come before or after the

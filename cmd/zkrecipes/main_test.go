@@ -154,7 +154,7 @@ func TestLockTimeoutExits75AndLeavesNoNode(t *testing.T) {
 	defer stop(holder)
 	waitNodes(t, admin, path, 1)
 
-	code, _, stderr := zkrecipes(t, "lock", path, "--timeout", "300ms", "--", "true")
+	code, _, stderr := zkrecipes(t, "lock", path, "--timeout", "300ms", "--session-timeout", "5s", "--", "true")
 	assert.Equal(t, 75, code, stderr)
 	assert.Contains(t, stderr, "held by the-holder")
 	assert.Contains(t, stderr, "timed out waiting for "+path)
