@@ -1,11 +1,8 @@
 package barriers
 
 import (
-	"fmt"
-
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/znode"
-	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // MaxDataSize is the most node data a barrier accepts; see locks.MaxDataSize.
@@ -28,20 +25,9 @@ func WithData(data []byte) Option {
 // validate checks what every barrier constructor is given.
 func validate(sess *recipes.Session, path string, opts []Option) (config, error) {
 	var c config
-	if sess == nil {
-		return c, fmt.Errorf("%w: nil session", ErrInvalid)
-	}
-	if err := zpath.Validate(path); err != nil {
-		return c, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
 	for _, opt := range opts {
 		opt(&c)
 	}
-	if !c.dataSet {
-		c.data = znode.DefaultData()
-	}
-	if len(c.data) > MaxDataSize {
-		return c, fmt.Errorf("%w: node data is %d bytes, more than MaxDataSize (%d)", ErrInvalid, len(c.data), MaxDataSize)
-	}
-	return c, nil
+	data, err := znode.CheckArgs(sess, path, c.data, c.dataSet, ErrInvalid)
+	return config{data: data, dataSet: true}, err
 }

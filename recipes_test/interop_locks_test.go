@@ -182,20 +182,8 @@ func TestSemaphoreInteropWithCurator(t *testing.T) {
 	}
 	var holders []goHolder
 	for range 3 {
-		sem := newSemaphore(t, connect(t), path, leases)
-		holders = append(holders, goHolder{
-			kind: eventlog.KindLease,
-			lock: func(ctx context.Context) (context.Context, error) {
-				ls, err := sem.Acquire(ctx, 1)
-				if err != nil {
-					return nil, err
-				}
-				return context.WithValue(ctx, leaseKey{}, ls[0]), nil
-			},
-			unlock: func(held context.Context) error {
-				return held.Value(leaseKey{}).(*locks.Lease).Release(bg())
-			},
-		})
+		l := leaseLocker{newSemaphore(t, connect(t), path, leases)}
+		holders = append(holders, goHolder{eventlog.KindLease, l.Lock, l.Unlock})
 	}
 	events := interop(t, log, java, holders, iterations)
 	stats, err := eventlog.Check(events, map[string]int{eventlog.KindLease: leases})
@@ -203,9 +191,6 @@ func TestSemaphoreInteropWithCurator(t *testing.T) {
 	assert.Equal(t, 6*iterations, stats[eventlog.KindLease].Entries)
 	assert.Greater(t, stats[eventlog.KindLease].MaxActive, 1, "leases were never shared")
 }
-
-// leaseKey carries a Go holder's lease in its held context.
-type leaseKey struct{}
 
 // TestMultiLockInteropWithCurator: Go MultiLock and Curator's
 // InterProcessMultiLock over the same two paths exclude each other. Curator

@@ -21,6 +21,26 @@ func newSemaphore(t *testing.T, s *recipes.Session, path string, leases int) *lo
 	return sem
 }
 
+// leaseLocker makes one lease of a semaphore a Locker, for the helpers
+// written for locks: the held context carries the lease.
+type leaseLocker struct{ sem *locks.Semaphore }
+
+type leaseKey struct{}
+
+func (l leaseLocker) Lock(ctx context.Context) (context.Context, error) {
+	ls, err := l.sem.Acquire(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(ctx, leaseKey{}, ls[0]), nil
+}
+
+func (l leaseLocker) Unlock(held context.Context) error {
+	return held.Value(leaseKey{}).(*locks.Lease).Release(bg())
+}
+
+func (l leaseLocker) Path() string { return l.sem.Path() }
+
 // TestSemaphoreNeverExceedsMax has 10 clients, each holding one of 5 leases
 // for a while: never more than 5 at once, and 5 at some point.
 func TestSemaphoreNeverExceedsMax(t *testing.T) {
@@ -97,14 +117,7 @@ func TestSemaphoreLeaseComesBackWhenItsSessionCloses(t *testing.T) {
 	require.NoError(t, err)
 
 	waiter := newSemaphore(t, connect(t), root+"/sem", 1)
-	got := make(chan error, 1)
-	go func() {
-		ls, err := waiter.Acquire(bg(), 1)
-		if err == nil {
-			err = ls[0].Release(bg())
-		}
-		got <- err
-	}()
+	got := lockAndUnlock(leaseLocker{waiter}, nil)
 	waitQueued(t, holderSession.Conn(), root+"/sem/locks", 1) // the waiter is at the gate
 	require.NoError(t, holderSession.Close())
 	<-leases[0].Done()
@@ -156,14 +169,7 @@ func TestSemaphoreWaitingLeaseDeletedIsRecreated(t *testing.T) {
 	held := children(t, admin, path+"/leases")[0]
 
 	waiter := newSemaphore(t, connect(t), path, 1)
-	got := make(chan error, 1)
-	go func() {
-		ls, err := waiter.Acquire(bg(), 1)
-		if err == nil {
-			err = ls[0].Release(bg())
-		}
-		got <- err
-	}()
+	got := lockAndUnlock(leaseLocker{waiter}, nil)
 	waitQueued(t, admin, path+"/leases", 2)
 	for _, n := range children(t, admin, path+"/leases") {
 		if n != held {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // WaitEvent waits for one event on a watch channel: any event means "look
@@ -56,4 +57,23 @@ func DefaultData() []byte {
 		host = "unknown"
 	}
 	return fmt.Appendf(nil, "%s:%d", host, os.Getpid())
+}
+
+// CheckArgs checks what every recipe constructor is given: a session, a
+// valid path, and data within MaxDataSize (DefaultData if not set). Its
+// errors wrap invalid, the recipe package's own sentinel.
+func CheckArgs(sess *recipes.Session, path string, data []byte, dataSet bool, invalid error) ([]byte, error) {
+	if sess == nil {
+		return nil, fmt.Errorf("%w: nil session", invalid)
+	}
+	if err := zpath.Validate(path); err != nil {
+		return nil, fmt.Errorf("%w: %w", invalid, err)
+	}
+	if !dataSet {
+		data = DefaultData()
+	}
+	if len(data) > MaxDataSize {
+		return nil, fmt.Errorf("%w: node data is %d bytes, more than MaxDataSize (%d)", invalid, len(data), MaxDataSize)
+	}
+	return data, nil
 }
