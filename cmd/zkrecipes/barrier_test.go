@@ -130,7 +130,7 @@ func TestBarrierBadUsageExits64AndCreatesNothing(t *testing.T) {
 // user would with ZooKeeper already running.
 func TestDemoRunsAgainstAGivenServer(t *testing.T) {
 	code, stdout, stderr := zkrecipes(t, "demo", "--workers", "2", "--transfers", "1")
-	require.Equal(t, 0, code, stderr)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	for _, want := range []string{"has the write lock, alone", "moves 10", "left /zkrecipes-demo/batch", "nothing lost"} {
 		assert.Contains(t, stdout, want)
 	}

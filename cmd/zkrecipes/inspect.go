@@ -163,13 +163,7 @@ func describe(ctx context.Context, sess *recipes.Session, p string) (inspection,
 		if nodes, err = participants(ctx, sess, p, "__READ__", "__WRIT__"); err != nil {
 			return in, err
 		}
-		held := 1
-		if nodes[0].Kind == "read" {
-			held = slices.IndexFunc(nodes, func(n inspected) bool { return n.Kind == "write" })
-			if held < 0 {
-				held = len(nodes)
-			}
-		}
+		held := rwHolders(nodes)
 		in.Holders, in.Waiters = nodes[:held], append(in.Waiters, nodes[held:]...)
 	case isDoubleBarrier(names):
 		in.Type = "double-barrier"
@@ -200,6 +194,19 @@ func describe(ctx context.Context, sess *recipes.Session, p string) (inspection,
 		in.Holder = &in.Holders[0]
 	}
 	return in, nil
+}
+
+// rwHolders returns how many of a read/write lock's nodes, in queue order,
+// hold it: the first writer, or every reader ahead of the first writer. The
+// nodes may all be gone by the time they are read.
+func rwHolders(nodes []inspected) int {
+	if len(nodes) == 0 || nodes[0].Kind == "write" {
+		return min(1, len(nodes))
+	}
+	if w := slices.IndexFunc(nodes, func(n inspected) bool { return n.Kind == "write" }); w >= 0 {
+		return w
+	}
+	return len(nodes)
 }
 
 // participants reads the nodes of dir in queue order.
