@@ -5,7 +5,8 @@ import (
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
-// MaxDataSize is the most node data a barrier accepts; see locks.MaxDataSize.
+// MaxDataSize is the most node data a barrier accepts, 1 MiB - 1 KiB; see
+// locks.MaxDataSize.
 const MaxDataSize = znode.MaxDataSize
 
 // An Option configures a barrier.

@@ -117,8 +117,6 @@ func (m *Mutex) Revoked(ctx context.Context) <-chan struct{} {
 // be served, with each node's data. It works whether or not this process
 // takes part.
 func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
-	return seqnode.Participants(ctx, m.sess, m.spec.Dir, mutexLockName)
+	ps, _, err := participants(ctx, m.sess, m.spec.Dir, mutexLockName)
+	return ps, err
 }
-
-// Participant is one node of a lock, as read at one moment.
-type Participant = seqnode.Participant

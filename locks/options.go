@@ -5,9 +5,10 @@ import (
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
-// MaxDataSize is the most node data a lock accepts: ZooKeeper refuses a
-// request larger than its jute.maxbuffer (by default 1 MiB - 1 byte), and
-// the request carries the path and ACL too, for which 1 KiB is kept back.
+// MaxDataSize is the most node data a lock accepts, 1 MiB - 1 KiB:
+// ZooKeeper refuses a request larger than its jute.maxbuffer (by default
+// 1 MiB - 1 byte), and the request carries the path and ACL too, for which
+// 1 KiB is kept back.
 const MaxDataSize = znode.MaxDataSize
 
 // An Option configures a lock.

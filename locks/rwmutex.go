@@ -192,12 +192,12 @@ func (rw *RWMutex) Revoked(ctx context.Context) <-chan struct{} {
 // Participants lists the readers and the writers, holders and waiters, each
 // in queue order.
 func (rw *RWMutex) Participants(ctx context.Context) (readers, writers []Participant, err error) {
-	all, err := seqnode.Participants(ctx, rw.sess, rw.path, readLockName, writeLockName)
+	all, kinds, err := participants(ctx, rw.sess, rw.path, readLockName, writeLockName)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, p := range all {
-		switch p.Kind {
+	for i, p := range all {
+		switch kinds[i] {
 		case readLockName:
 			readers = append(readers, p)
 		case writeLockName:

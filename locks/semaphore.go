@@ -174,7 +174,8 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 // Participants lists the lease holders (and the one acquirer waiting at the
 // gate, if any) in the order they were created.
 func (s *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
-	return seqnode.Participants(ctx, s.sess, s.leases.Dir, leaseLockName)
+	ps, _, err := participants(ctx, s.sess, s.leases.Dir, leaseLockName)
+	return ps, err
 }
 
 // A Lease is one of a Semaphore's leases. It can be released from any
