@@ -14,7 +14,7 @@ import (
 
 // TestSessionDeleteGoesOnInTheBackground: a Delete whose context ends while
 // the connection is down returns, and the session finishes the delete once
-// it is back; Close waits for it.
+// it is back.
 func TestSessionDeleteGoesOnInTheBackground(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)

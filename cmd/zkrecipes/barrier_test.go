@@ -117,6 +117,7 @@ func TestBarrierBadUsageExits64AndCreatesNothing(t *testing.T) {
 		{"barrier"},
 		{"revoke"},
 		{"revoke", "relative"},
+		{"semaphore", root + "/b", "--leases", "2", "--revocable", "--", "true"},
 	} {
 		code, _, stderr := zkrecipes(t, args...)
 		assert.Equal(t, 64, code, "%q: %s", args, stderr)

@@ -109,7 +109,12 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 	fs := newFlagSet(name, &g)
 	timeout := fs.Duration("timeout", 0, "")
 	data := fs.String("data", "", "")
-	revocable := fs.Bool("revocable", false, "")
+	// Only the locks Curator makes revocable take --revocable; elsewhere it
+	// would be accepted and do nothing.
+	revocable := new(bool)
+	if name == "lock" || name == "rlock" || name == "wlock" {
+		fs.BoolVar(revocable, "revocable", false, "")
+	}
 	leases := 0
 	if name == "semaphore" {
 		fs.IntVar(&leases, "leases", 0, "")
