@@ -8,13 +8,17 @@ var (
 	// ephemeral node it owned, and so every lock it held, is gone.
 	ErrSessionExpired = errors.New("recipes: session expired")
 
-	// ErrSessionLost means the client was cut off from the ensemble for so
-	// long that the server may already have expired the session. It is
-	// declared by a client-side timer before the server can hand this
+	// ErrSessionLost means the session went so long without proof that the
+	// leader heard from it that the leader may expire it soon. It is
+	// declared by a client-side deadline before the server can hand this
 	// session's locks to anyone else, so it can arrive while the server
 	// still holds the session.
-	ErrSessionLost = errors.New("recipes: session lost (disconnected for the session timeout)")
+	ErrSessionLost = errors.New("recipes: session lost (no proof of life within the session timeout)")
 
 	// ErrClosed means Close was called on the session.
 	ErrClosed = errors.New("recipes: session closed")
+
+	// ErrInvalid is wrapped by the errors for bad arguments: servers,
+	// options, a missing connection.
+	ErrInvalid = errors.New("recipes: invalid argument")
 )

@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -12,22 +13,54 @@ import (
 // ticks); a session made by Connect uses the granted value.
 const DefaultSessionTimeout = 10 * time.Second
 
+// DefaultConnectTimeout bounds how long Connect waits for a session when its
+// context has no earlier deadline (Curator's default connection timeout).
+const DefaultConnectTimeout = 15 * time.Second
+
 // An Option configures a Session.
 type Option func(*options)
 
 type options struct {
-	timeout  time.Duration
-	dialer   zk.Dialer
-	logger   zk.Logger
-	listener func(State)
+	timeout        time.Duration
+	connectTimeout time.Duration
+	tick           time.Duration // 0: half the session timeout
+	dialer         zk.Dialer
+	logger         zk.Logger
+	listener       func(State)
 }
 
 func buildOptions(opts []Option) options {
-	o := options{timeout: DefaultSessionTimeout, logger: quietLogger{}}
+	o := options{timeout: DefaultSessionTimeout, connectTimeout: DefaultConnectTimeout, logger: quietLogger{}}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	return o
+}
+
+// check reports options no session can work with.
+func (o options) check() error {
+	switch {
+	case o.timeout <= 0:
+		return fmt.Errorf("%w: session timeout %v is not positive", ErrInvalid, o.timeout)
+	case o.connectTimeout <= 0:
+		return fmt.Errorf("%w: connect timeout %v is not positive", ErrInvalid, o.connectTimeout)
+	case o.tick < 0:
+		return fmt.Errorf("%w: tickTime %v is negative", ErrInvalid, o.tick)
+	case o.tick >= o.timeout:
+		return fmt.Errorf("%w: tickTime %v is not below the session timeout %v", ErrInvalid, o.tick, o.timeout)
+	}
+	return nil
+}
+
+// tickTime is the ensemble's tickTime as far as the session knows it, for a
+// session granted timeout.
+func (o options) tickTime(timeout time.Duration) time.Duration {
+	if o.tick > 0 {
+		return o.tick
+	}
+	// A server never grants less than its minSessionTimeout, which is two
+	// ticks unless its operator lowered it.
+	return timeout / 2
 }
 
 // WithSessionTimeout sets the session timeout. Connect asks the server for
@@ -35,6 +68,30 @@ func buildOptions(opts []Option) options {
 // Default: DefaultSessionTimeout.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) { o.timeout = d }
+}
+
+// WithConnectTimeout bounds how long Connect waits for ZooKeeper to grant a
+// session, unless the context given to Connect ends sooner. Default:
+// DefaultConnectTimeout.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(o *options) { o.connectTimeout = d }
+}
+
+// WithTickTime tells the session the ensemble's tickTime (zoo.cfg's
+// tickTime). A follower passes on to the leader that it heard from a client
+// only when the leader next pings it, every tickTime/2, so the session needs
+// this to know when the leader, which expires sessions, has heard from it;
+// see Session. It must be below the session timeout.
+//
+// Default: half the session timeout, the largest tickTime of a server that
+// grants that timeout with the default minSessionTimeout (2 × tickTime). On
+// a server whose minSessionTimeout was lowered below that, give the real
+// tickTime, or the loss guarantee does not hold. Giving the real tickTime
+// when it is smaller lets the session ride out longer stalls: it ends when it
+// has had no proof of life for 0.9 × the session timeout, and a proof is
+// always at least 0.6 × tickTime old.
+func WithTickTime(d time.Duration) Option {
+	return func(o *options) { o.tick = d }
 }
 
 // WithDialer sets how Connect opens its TCP connections, as zk.WithDialer

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -17,17 +18,21 @@ import (
 //
 // A Session tracks its state (see State) and ends for good, closing Done, when
 //   - ZooKeeper reports the session expired (ErrSessionExpired),
-//   - the client has been cut off for so long that the server may expire it
-//     any moment (ErrSessionLost, from a client-side timer), or
+//   - the session has gone so long without proof that the leader heard from
+//     it that the leader may expire it soon (ErrSessionLost, from a
+//     client-side deadline), or
 //   - Close is called (ErrClosed).
 //
-// The client-side timer is what lets a holder learn of its loss before the
-// server can give its lock to someone else: ZooKeeper expires a session no
-// sooner than the session timeout after it last heard from the client, and the
-// timer fires a tenth of the timeout before that moment. A session made by
-// Connect knows when the server was last heard from and which timeout it
-// granted; one made by NewSession assumes the worst go-zookeeper allows (the
-// server last heard two thirds of the timeout before the disconnect was noticed).
+// The client-side deadline is what lets a holder learn of its loss before the
+// server can give its lock to someone else. ZooKeeper's leader expires a
+// session no sooner than the session timeout after it last heard from the
+// client. The Session sends a sync to the leader every tenth of the timeout,
+// keeps the send time of the latest one the leader is proven to have counted,
+// and ends a tenth of the timeout before that proof would let the leader
+// expire it. Watch notifications, late replies and ping replies prove nothing
+// and never move the deadline; the deadline runs whether or not go-zookeeper
+// has noticed a problem with its connection. docs/semantics.md states the
+// exact conditions, server settings included.
 //
 // After a Session ends, a new one must be made; go-zookeeper's connection may
 // carry on with a new ZooKeeper session, but this Session never follows it.
@@ -46,8 +51,6 @@ type Session struct {
 	id          int64
 	state       State
 	err         error
-	timer       *time.Timer
-	timerGen    int
 	changed     chan struct{} // closed and replaced on every state change
 	readyClosed bool
 }
@@ -63,17 +66,28 @@ func newSession(o options, owned bool) *Session {
 	}
 }
 
-// Connect opens a connection to the ensemble and waits, within ctx, until
-// ZooKeeper has granted it a session. The Session owns the connection: Close
-// closes it, and so does the end of the session.
+// Connect opens a connection to the ensemble and waits until ZooKeeper has
+// granted it a session: within ctx, and within the connect timeout (see
+// WithConnectTimeout) when ctx has no earlier deadline. Each server is
+// "host:port" ("host" alone means port 2181); one string may list several,
+// separated by commas. An error names the last reason a connection attempt
+// failed. The Session owns the connection: Close closes it, and so does the
+// end of the session.
 func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, error) {
 	o := buildOptions(opts)
-	if len(servers) == 0 {
-		return nil, errors.New("recipes: no ZooKeeper servers given")
+	addrs, err := parseServers(servers)
+	if err != nil {
+		return nil, err
 	}
-	if o.timeout <= 0 {
-		return nil, fmt.Errorf("recipes: session timeout %v is not positive", o.timeout)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("recipes: connect to %v: %w", addrs, context.Cause(ctx))
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, o.connectTimeout,
+		fmt.Errorf("recipes: no session within the connect timeout %v", o.connectTimeout))
+	defer cancel()
 	s := newSession(o, true)
 	s.wire = &wireStats{}
 	s.wire.negotiatedMs.Store(o.timeout.Milliseconds())
@@ -81,14 +95,19 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	if dial == nil {
 		dial = net.DialTimeout
 	}
+	var lastErr atomic.Pointer[error]
 	countingDialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, addr, timeout)
 		if err != nil {
+			lastErr.Store(&err)
 			return nil, err
 		}
 		return newCountingConn(c, s.wire), nil
 	}
-	conn, _, err := zk.Connect(servers, o.timeout,
+	// The leader starts the session's clock when it creates the session,
+	// which is after now: the first proof of life.
+	start := time.Now()
+	conn, _, err := zk.Connect(addrs, o.timeout,
 		zk.WithDialer(countingDialer), zk.WithLogger(o.logger), zk.WithEventCallback(s.onEvent))
 	if err != nil {
 		return nil, fmt.Errorf("recipes: connect: %w", err)
@@ -98,18 +117,33 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	case <-s.ready:
 	case <-ctx.Done():
 		conn.Close()
-		return nil, fmt.Errorf("recipes: connect to %v: %w", servers, context.Cause(ctx))
+		err := fmt.Errorf("recipes: connect to %v: %w", addrs, context.Cause(ctx))
+		if last := lastErr.Load(); last != nil {
+			err = fmt.Errorf("%w (last attempt: %w)", err, *last)
+		}
+		return nil, err
+	}
+	if tick := o.tickTime(s.timeout()); tick >= s.timeout() {
+		conn.Close()
+		return nil, fmt.Errorf("%w: the server granted a session timeout of %v, not above tickTime %v",
+			ErrInvalid, s.timeout(), tick)
 	}
 	s.establish()
+	s.wg.Go(func() { s.keepAlive(proofs{gap: relayGap(o.tickTime(s.timeout())), proof: start}, nil) })
 	return s, nil
 }
 
 // NewSession tracks the session of a connection the caller made with
 // zk.Connect. events must be the channel zk.Connect returned, and nobody else
-// may read it. NewSession waits, within ctx, until the connection has a
-// session. Close ends the Session but leaves the connection open. Give the
-// session timeout the connection was made with (WithSessionTimeout); the
-// client-side timer depends on it.
+// may read it. Give the session timeout the connection was made with
+// (WithSessionTimeout): the client-side deadline depends on it, and the
+// server must have granted it unchanged.
+//
+// NewSession waits, within ctx, until the connection has a session and the
+// leader is proven to have heard from it: two syncs sent at least
+// 0.6 × tickTime apart (see WithTickTime), so about 0.3 × the session timeout
+// when no tickTime is given. Close ends the Session but leaves the connection
+// open.
 //
 // go-zookeeper's event channel holds a few events and drops the rest when
 // full, so a session made this way also recognises expiry from the watches
@@ -117,11 +151,11 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 // events arrive through a callback and are never dropped.
 func NewSession(ctx context.Context, conn *zk.Conn, events <-chan zk.Event, opts ...Option) (*Session, error) {
 	if conn == nil || events == nil {
-		return nil, errors.New("recipes: NewSession needs a connection and its event channel")
+		return nil, fmt.Errorf("%w: NewSession needs a connection and its event channel", ErrInvalid)
 	}
 	o := buildOptions(opts)
-	if o.timeout <= 0 {
-		return nil, fmt.Errorf("recipes: session timeout %v is not positive", o.timeout)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	s := newSession(o, false)
 	s.conn = conn
@@ -150,7 +184,19 @@ func NewSession(ctx context.Context, conn *zk.Conn, events <-chan zk.Event, opts
 			}
 		}
 	})
-	return s, nil
+	proven := make(chan struct{})
+	s.wg.Go(func() { s.keepAlive(proofs{gap: relayGap(o.tickTime(o.timeout))}, proven) })
+	select {
+	case <-proven:
+		return s, nil
+	case <-s.done:
+		err := s.Err()
+		s.Close()
+		return nil, fmt.Errorf("recipes: new session: %w", err)
+	case <-ctx.Done():
+		s.Close()
+		return nil, fmt.Errorf("recipes: new session: no proof of life yet: %w", context.Cause(ctx))
+	}
 }
 
 // establish records the session id once the first session is granted and
@@ -161,7 +207,7 @@ func (s *Session) establish() {
 	s.established = true
 	s.id = s.conn.SessionID()
 	if s.conn.State() != zk.StateHasSession {
-		s.suspendLocked()
+		s.setStateLocked(StateSuspended)
 	}
 }
 
@@ -201,45 +247,15 @@ func (s *Session) onEvent(ev zk.Event) {
 			return
 		}
 		if s.state == StateSuspended {
-			s.stopTimerLocked()
 			s.setStateLocked(StateReconnected)
 		}
 	case zk.StateDisconnected:
-		s.suspendLocked()
+		if s.state != StateSuspended {
+			s.setStateLocked(StateSuspended)
+		}
 	case zk.StateExpired:
 		s.finishLocked(ErrSessionExpired)
 	}
-}
-
-func (s *Session) suspendLocked() {
-	if s.state == StateSuspended {
-		return
-	}
-	s.setStateLocked(StateSuspended)
-	s.timerGen++
-	gen := s.timerGen
-	s.timer = time.AfterFunc(s.lossDelay(), func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.err == nil && s.state == StateSuspended && s.timerGen == gen {
-			s.finishLocked(ErrSessionLost)
-		}
-	})
-}
-
-// lossDelay is how long from now the session may still be trusted while
-// disconnected: a tenth of the timeout short of the earliest moment the server
-// may expire it.
-func (s *Session) lossDelay() time.Duration {
-	timeout := s.timeout()
-	margin := timeout / 10
-	if s.wire != nil {
-		last := time.Unix(0, s.wire.lastHeard.Load())
-		return time.Until(last.Add(timeout - margin))
-	}
-	// go-zookeeper gives up on a silent connection after two thirds of the
-	// timeout, so that is how long ago the server may last have heard from us.
-	return timeout - timeout*2/3 - margin
 }
 
 // timeout is the session timeout in force: the one the server granted when
@@ -251,14 +267,6 @@ func (s *Session) timeout() time.Duration {
 		}
 	}
 	return s.opts.timeout
-}
-
-func (s *Session) stopTimerLocked() {
-	s.timerGen++
-	if s.timer != nil {
-		s.timer.Stop()
-		s.timer = nil
-	}
 }
 
 func (s *Session) setStateLocked(st State) {
@@ -281,7 +289,6 @@ func (s *Session) finishLocked(err error) {
 		return
 	}
 	s.err = err
-	s.stopTimerLocked()
 	close(s.done)
 	switch {
 	case errors.Is(err, ErrSessionExpired):

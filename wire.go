@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"net"
 	"sync/atomic"
-	"time"
 )
 
 // ZooKeeper wire facts the session reads off its own socket. Each packet is a
@@ -13,15 +12,15 @@ import (
 // replies with xid, where xid -1 marks a watch notification.
 const (
 	frameHeadLen = 12 // enough payload to read xid+opcode or version+timeout
+	opSync       = 9
 	opPing       = 11
 	xidWatch     = -1
 )
 
 // wireStats counts what crossed the socket, for Session.Stats.
 type wireStats struct {
-	requests     atomic.Int64 // client→server packets, pings excluded
+	requests     atomic.Int64 // client→server packets, pings and syncs excluded
 	watchEvents  atomic.Int64 // server→client watch notifications
-	lastHeard    atomic.Int64 // unix nanoseconds of the last byte read
 	negotiatedMs atomic.Int64 // session timeout the server granted
 }
 
@@ -65,9 +64,8 @@ func (f *frameScanner) feed(p []byte) {
 }
 
 // countingConn wraps the socket go-zookeeper talks over. It is how the session
-// knows when the server was last heard from (for the client-side expiry timer)
-// and which session timeout the server granted, which go-zookeeper keeps to
-// itself.
+// knows which session timeout the server granted, which go-zookeeper keeps to
+// itself, and what Stats counts.
 type countingConn struct {
 	net.Conn
 	stats *wireStats
@@ -86,7 +84,11 @@ func newCountingConn(c net.Conn, stats *wireStats) *countingConn {
 		}
 	}
 	cc.out.onFrame = func(i int, head []byte) {
-		if i > 0 && len(head) >= 8 && int32(binary.BigEndian.Uint32(head[4:8])) != opPing {
+		if i == 0 || len(head) < 8 {
+			return
+		}
+		// The session's own keep-alive syncs are not the recipes' traffic.
+		if op := int32(binary.BigEndian.Uint32(head[4:8])); op != opPing && op != opSync {
 			stats.requests.Add(1)
 		}
 	}
@@ -96,7 +98,6 @@ func newCountingConn(c net.Conn, stats *wireStats) *countingConn {
 func (c *countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
-		c.stats.lastHeard.Store(time.Now().UnixNano())
 		c.in.feed(p[:n])
 	}
 	return n, err

@@ -46,11 +46,12 @@ func TestFrameScannerFollowsPacketsAcrossReads(t *testing.T) {
 	}
 }
 
-func TestFrameScannerCountsRequestsButNotPings(t *testing.T) {
+func TestFrameScannerCountsRequestsButNotPingsOrSyncs(t *testing.T) {
 	var stats wireStats
 	c := newCountingConn(nil, &stats)
 	c.out.feed(frame(0, 0, 0, 0, 0)) // connect request: not counted
 	c.out.feed(frame(1, opPing))     // ping: not counted
+	c.out.feed(frame(4, opSync, 1))  // the keep-alive's sync: not counted
 	c.out.feed(frame(2, 1, 5))       // create
 	c.out.feed(frame(3, 8, 5))       // getChildren
 	if got := stats.requests.Load(); got != 2 {

@@ -198,7 +198,8 @@ func TestSessionExpiryEndsHolds(t *testing.T) {
 	conn, events, err := zk.Connect([]string{proxy.Addr()}, testSessionTimeout, zk.WithLogger(quiet{}))
 	require.NoError(t, err)
 	defer conn.Close()
-	s, err := recipes.NewSession(bg(), conn, events, recipes.WithSessionTimeout(time.Hour))
+	s, err := recipes.NewSession(bg(), conn, events, recipes.WithSessionTimeout(time.Hour),
+		recipes.WithTickTime(100*time.Millisecond)) // the test server's
 	require.NoError(t, err)
 	defer s.Close()
 	holder := newMutex(t, s, path)

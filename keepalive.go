@@ -1,0 +1,139 @@
+package recipes
+
+import (
+	"time"
+)
+
+// How a Session knows that ZooKeeper cannot yet have expired it.
+//
+// The leader expires a session no sooner than the session timeout after it
+// last touched the session. A client connected to the leader (or to a
+// standalone server) touches it with every packet; a client connected to a
+// follower touches the follower, which passes its touches on to the leader in
+// its reply to the leader's next ping (the leader pings every tickTime/2). So
+// the follower answering, even answering pings, proves nothing: a follower cut
+// off from the leader goes on answering for syncLimit ticks while the leader
+// runs down the session's clock.
+//
+// The session therefore sends a probe every timeout/10: a sync, which the
+// follower forwards to the leader and answers only when the leader has
+// answered it. A leader connection carries packets in order, so when probe b
+// is answered, every ping reply the follower sent before forwarding b has
+// reached the leader. If b was sent at least relayGap after an earlier
+// answered probe a, a leader ping reached the follower between the two, and
+// its reply carried a's touch: the leader touched the session no earlier than
+// a was sent. That send time is the session's proof of life; the session ends
+// with ErrSessionLost at proof + timeout − timeout/10. Notifications, late
+// replies and ping replies never move the proof.
+
+// relayGap is how far apart two probes must have been sent for the second's
+// answer to prove that the leader has the first's touch: the leader's ping
+// interval, tickTime/2, with a fifth of it again for scheduling jitter.
+func relayGap(tick time.Duration) time.Duration { return tick/2 + tick/10 }
+
+// proofs turns answered probes into the session's proof of life.
+type proofs struct {
+	gap    time.Duration
+	proof  time.Time   // the leader has touched the session since then
+	unused []time.Time // send times of answered probes after proof, oldest first
+}
+
+// answered records that the probe sent at sent was answered, and returns the
+// proof of life, which it may have moved forward. Probes must be recorded in
+// the order they were sent.
+func (p *proofs) answered(sent time.Time) time.Time {
+	cut := sent.Add(-p.gap)
+	i := 0
+	for i < len(p.unused) && !p.unused[i].After(cut) {
+		i++
+	}
+	if i > 0 {
+		if t := p.unused[i-1]; t.After(p.proof) {
+			p.proof = t
+		}
+		p.unused = p.unused[i:]
+	}
+	p.unused = append(p.unused, sent)
+	return p.proof
+}
+
+// probeResult is what one probe came back with.
+type probeResult struct {
+	sent time.Time
+	err  error
+}
+
+// keepAlive probes the session and ends it with ErrSessionLost when its proof
+// of life gets too old. proven is closed at the first proof, if p has none yet.
+func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
+	timeout := s.timeout()
+	budget := timeout - timeout/10
+	every := timeout / 10
+	deadline := time.NewTimer(budget)
+	defer deadline.Stop()
+	if p.proof.IsZero() {
+		deadline.Stop() // armed at the first proof
+	} else {
+		deadline.Reset(time.Until(p.proof.Add(budget)))
+	}
+	next := time.NewTimer(0)
+	defer next.Stop()
+	results := make(chan probeResult, 1)
+	var probes chan probeResult // results while a probe is in flight, else nil
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-deadline.C:
+			s.finish(ErrSessionLost)
+			return
+		case <-next.C:
+			probes = results
+			s.probe(results)
+		case r := <-probes:
+			probes = nil
+			if p.proof.IsZero() && r.err == nil {
+				// The first proof needs a second answer a gap later.
+				next.Reset(time.Until(r.sent.Add(p.gap)))
+			} else {
+				next.Reset(time.Until(r.sent.Add(every)))
+			}
+			if r.err != nil || !s.sameSession() {
+				continue
+			}
+			before := p.proof
+			if proof := p.answered(r.sent); proof != before {
+				deadline.Reset(time.Until(proof.Add(budget)))
+				if before.IsZero() && proven != nil {
+					close(proven)
+				}
+			}
+		}
+	}
+}
+
+// probe sends one sync and reports on results, which must have room. A
+// connection the session owns is closed when the session ends, which answers
+// the sync at once, so Close waits for it; on a borrowed connection the sync
+// may wait for go-zookeeper to give up on the connection, and nothing waits
+// for it.
+func (s *Session) probe(results chan<- probeResult) {
+	sent := time.Now()
+	run := func() {
+		_, err := s.conn.Sync("/")
+		results <- probeResult{sent: sent, err: err}
+	}
+	if s.owned {
+		s.wg.Go(run)
+	} else {
+		go run()
+	}
+}
+
+// sameSession reports whether the connection is still on the session this
+// Session tracks: an answer on a newer one proves nothing about ours.
+func (s *Session) sameSession() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn.SessionID() == s.id
+}

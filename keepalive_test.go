@@ -1,0 +1,81 @@
+package recipes
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRelayGap(t *testing.T) {
+	if got := relayGap(2 * time.Second); got != 1200*time.Millisecond {
+		t.Fatalf("relayGap(2s) = %v, want 1.2s", got)
+	}
+}
+
+// TestProofsCreditOnlyProbesARelayGapOld: an answer proves the leader has
+// the touch of an answered probe sent at least the gap before it, and
+// nothing newer.
+func TestProofsCreditOnlyProbesARelayGapOld(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	type step struct {
+		sent  int // ms after t0 of the answered probe
+		proof int // ms after t0 of the proof after it; -1: none yet
+	}
+	tests := []struct {
+		name  string
+		start int // initial proof in ms, -1 for none
+		steps []step
+	}{
+		{"first answer proves nothing", -1, []step{{0, -1}}},
+		{"answers closer than the gap prove nothing", -1, []step{{0, -1}, {50, -1}, {99, -1}}},
+		{"an answer a gap later proves the first", -1, []step{{0, -1}, {100, 0}}},
+		{"the newest probe a gap old is credited", -1, []step{{0, -1}, {30, -1}, {60, -1}, {170, 60}, {200, 60}, {230, 60}, {270, 170}}},
+		{"a connect start is a proof from the outset", 0, []step{{10, 0}, {50, 0}, {160, 50}}},
+		{"a long silence credits the last probe before it", -1, []step{{0, -1}, {40, -1}, {5000, 40}, {5040, 40}, {5100, 5000}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := proofs{gap: 100 * time.Millisecond}
+			if tt.start >= 0 {
+				p.proof = at(tt.start)
+			}
+			for i, s := range tt.steps {
+				got := p.answered(at(s.sent))
+				want := time.Time{}
+				if s.proof >= 0 {
+					want = at(s.proof)
+				}
+				if !got.Equal(want) {
+					t.Fatalf("step %d (probe at %dms): proof %v, want %v", i, s.sent, got.Sub(t0), want.Sub(t0))
+				}
+			}
+		})
+	}
+}
+
+func TestParseServers(t *testing.T) {
+	good := map[string][]string{
+		"127.0.0.1:2181":       {"127.0.0.1:2181"},
+		"zk1":                  {"zk1"},
+		"a:1, b:2,c:3":         {"a:1", "b:2", "c:3"},
+		"[::1]:2181":           {"[::1]:2181"},
+		"zk.example.org:65535": {"zk.example.org:65535"},
+	}
+	for in, want := range good {
+		got, err := parseServers([]string{in})
+		if err != nil || len(got) != len(want) {
+			t.Errorf("parseServers(%q) = %v, %v; want %v", in, got, err, want)
+			continue
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("parseServers(%q) = %v, want %v", in, got, want)
+			}
+		}
+	}
+	for _, in := range [][]string{nil, {""}, {"a:1,"}, {"127.0.0.1:notaport"}, {"h:0"}, {"h:70000"}, {":2181"}, {"h:"}, {"::1"}, {"h:2181/app"}} {
+		if got, err := parseServers(in); err == nil {
+			t.Errorf("parseServers(%q) = %v, want an error", in, got)
+		}
+	}
+}
