@@ -14,11 +14,13 @@ import (
 // Ensemble is a replicated ZooKeeper ensemble of QuorumPeerMain processes on
 // 127.0.0.1. Members are indexed from 0; member i has myid i+1.
 type Ensemble struct {
-	mu      sync.Mutex
-	cfg     *config
-	dir     string
-	members []*member
-	closed  bool
+	mu       sync.Mutex
+	cfg      *config
+	dir      string
+	members  []*member
+	links    [][]*peerLink // links[a][b]: how a reaches b; nil without WithPeerProxies
+	isolated []bool        // members partitioned by Isolate; nil without WithPeerProxies
+	closed   bool
 }
 
 type member struct {
@@ -32,7 +34,8 @@ func (m *member) addr() string { return "127.0.0.1:" + strconv.Itoa(m.clientPort
 
 // StartEnsemble starts an ensemble of n servers and waits until a quorum
 // serves: every member reports Mode leader or follower and there is exactly
-// one leader.
+// one leader. With WithPeerProxies the members reach each other through
+// proxies that Isolate and Heal control.
 func StartEnsemble(n int, opts ...Option) (*Ensemble, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("zkserver: ensemble size %d < 1", n)
@@ -61,15 +64,19 @@ func StartEnsemble(n int, opts ...Option) (*Ensemble, error) {
 	}
 }
 
-func (e *Ensemble) startFresh(n int) error {
+func (e *Ensemble) startFresh(n int) (err error) {
 	ports, err := freePorts(3 * n)
 	if err != nil {
 		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer func() {
+		if err != nil {
+			e.closeLinksLocked()
+		}
+	}()
 	e.members = make([]*member, n)
-	var servers []string
 	for i := range n {
 		m := &member{
 			id:           i + 1,
@@ -81,9 +88,13 @@ func (e *Ensemble) startFresh(n int) error {
 		m.cfgPath = filepath.Join(m.dir, "zoo.cfg")
 		m.logPath = filepath.Join(m.dir, "zookeeper.log")
 		e.members[i] = m
-		servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", m.id, m.peerPort, m.electionPort))
 	}
-	for _, m := range e.members {
+	if e.cfg.peerProxies {
+		if err := e.startLinksLocked(); err != nil {
+			return err
+		}
+	}
+	for i, m := range e.members {
 		dataDir := filepath.Join(m.dir, "data")
 		if err := os.MkdirAll(dataDir, 0o755); err != nil {
 			return fmt.Errorf("zkserver: %w", err)
@@ -91,7 +102,10 @@ func (e *Ensemble) startFresh(n int) error {
 		if err := os.WriteFile(filepath.Join(dataDir, "myid"), []byte(strconv.Itoa(m.id)+"\n"), 0o644); err != nil {
 			return fmt.Errorf("zkserver: %w", err)
 		}
-		lines := append(baseConfig(dataDir, m.clientPort), servers...)
+		lines := baseConfig(dataDir, m.clientPort)
+		for j := range e.members {
+			lines = append(lines, e.serverLine(i, j))
+		}
 		if err := writeConfig(m.cfgPath, lines, e.cfg.extraCfg); err != nil {
 			return err
 		}
@@ -151,8 +165,10 @@ func (e *Ensemble) Addr(i int) string { return e.members[i].addr() }
 // LogPath returns the log file of member i.
 func (e *Ensemble) LogPath(i int) string { return e.members[i].logPath }
 
-// Stop kills member i and waits for it to exit. It does not wait for the
-// remaining members to elect a new leader; use WaitQuorum for that.
+// Stop kills member i with SIGKILL (kill -9: no shutdown hook runs, no
+// session is closed) and waits for it to exit. Its data directory, ports
+// and peer proxies are kept for Start. It does not wait for the remaining
+// members to elect a new leader; use WaitQuorum for that.
 func (e *Ensemble) Stop(i int) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -190,8 +206,8 @@ func (e *Ensemble) Restart(i int) error {
 	return e.Start(i)
 }
 
-// WaitQuorum waits until every running member serves (Mode leader or
-// follower) and exactly one of them is the leader.
+// WaitQuorum waits until every running member that is not isolated serves
+// (Mode leader or follower) and exactly one of them is the leader.
 func (e *Ensemble) WaitQuorum() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -199,12 +215,13 @@ func (e *Ensemble) WaitQuorum() error {
 }
 
 // Leader returns the index of the member that currently reports Mode leader,
-// or -1 if none does.
+// or -1 if none does. Isolated members are skipped: an isolated leader goes
+// on reporting Mode leader for up to syncLimit ticks.
 func (e *Ensemble) Leader() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i, m := range e.members {
-		if m.proc == nil {
+		if m.proc == nil || e.isolatedLocked(i) {
 			continue
 		}
 		if mode, err := ServerMode(m.addr()); err == nil && (mode == "leader" || mode == "standalone") {
@@ -252,13 +269,16 @@ func (e *Ensemble) waitQuorumLocked() error {
 // description of what is missing otherwise, or an error if a member died.
 func (e *Ensemble) pollLocked() (string, error) {
 	leaders, status := 0, ""
-	for _, m := range e.members {
+	for i, m := range e.members {
 		if m.proc == nil {
 			continue
 		}
 		if !m.proc.alive() {
 			return "", fmt.Errorf("zkserver: ensemble server %d exited (%v); log %s:\n%s",
 				m.id, m.proc.err, m.logPath, fileTail(m.logPath, 40))
+		}
+		if e.isolatedLocked(i) {
+			continue
 		}
 		mode, err := ServerMode(m.addr())
 		switch {
@@ -276,7 +296,8 @@ func (e *Ensemble) pollLocked() (string, error) {
 	return status, nil
 }
 
-// Close kills every member and removes the ensemble's temporary directory.
+// Close kills every member, closes the peer proxies and removes the
+// ensemble's temporary directory.
 func (e *Ensemble) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -289,6 +310,7 @@ func (e *Ensemble) Close() error {
 			m.proc = nil
 		}
 	}
+	e.closeLinksLocked()
 	if !e.closed {
 		e.closed = true
 		if rmErr := os.RemoveAll(e.dir); rmErr != nil && err == nil {

@@ -98,6 +98,17 @@ func (p *process) kill() error {
 	}
 }
 
+// signal sends sig to the process group.
+func (p *process) signal(sig syscall.Signal) error {
+	if !p.alive() {
+		return fmt.Errorf("zkserver: java process %d has exited", p.cmd.Process.Pid)
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		return fmt.Errorf("zkserver: signal %v to java process %d: %w", sig, p.cmd.Process.Pid, err)
+	}
+	return nil
+}
+
 // alive reports whether the process has not exited yet.
 func (p *process) alive() bool {
 	select {

@@ -34,6 +34,7 @@ type config struct {
 	startTimeout time.Duration
 	extraCfg     []string // extra zoo.cfg lines
 	props        []string // extra -D flags
+	peerProxies  bool     // ensemble links through TCPProxy; see WithPeerProxies
 }
 
 func newConfig(opts []Option) *config {

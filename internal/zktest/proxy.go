@@ -6,26 +6,32 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/zkrecipes/recipes/internal/zkserver"
 )
 
 // Proxy is a fault-injecting TCP proxy on 127.0.0.1 in front of one
 // ZooKeeper server. Clients reach it with zk.WithDialer(p.Dialer) or by
 // dialing p.Addr(). It speaks only the ZooKeeper client protocol: traffic is
-// forwarded one length-prefixed packet at a time.
+// forwarded one length-prefixed packet at a time, so a stall holds whole
+// packets and never lets part of one through.
+//
+// "Up" is client to server, "down" server to client. Stall holds both
+// (a black hole); StallUp and StallDown hold one direction while the other
+// flows (a one-way partition). Stalls accumulate (StallUp then StallDown is
+// Stall); Restore ends them all and undoes Cut.
 type Proxy struct {
 	target string
 	ln     net.Listener
 	wg     sync.WaitGroup
+	gate   zkserver.Gate // cut and held directions
 
-	mu      sync.Mutex
-	conns   map[*proxyConn]struct{}
-	closed  bool
-	cut     bool
-	stalled bool
-	resume  chan struct{} // closed by Restore when stalled
-	rule    *dropRule     // armed DropReply rule not yet matched
-	last    *dropRule     // most recent DropReply rule
-	onHold  func()        // test hook: called when a packet is held by a stall
+	mu     sync.Mutex
+	conns  map[*proxyConn]struct{}
+	closed bool
+	rule   *dropRule // armed DropReply rule not yet matched
+	last   *dropRule // most recent DropReply rule
+	onHold func()    // test hook: called when a packet is held by a stall
 }
 
 // NewProxy starts a proxy to target ("host:port") on a free loopback port.
@@ -55,8 +61,8 @@ func (p *Proxy) Dialer(network, address string, timeout time.Duration) (net.Conn
 // Cut closes every open client connection and, until Restore, closes new
 // connections as soon as they are accepted.
 func (p *Proxy) Cut() {
+	p.gate.Cut()
 	p.mu.Lock()
-	p.cut = true
 	conns := p.snapshotLocked()
 	p.mu.Unlock()
 	for _, c := range conns {
@@ -64,29 +70,34 @@ func (p *Proxy) Cut() {
 	}
 }
 
-// Stall stops forwarding in both directions: open connections stay open and
-// bytes are held, not lost, and new connections are accepted but not served
-// until Restore.
-func (p *Proxy) Stall() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.stalled {
-		p.stalled = true
-		p.resume = make(chan struct{})
-	}
-}
+// Stall stops forwarding in both directions until Restore: open
+// connections stay open and packets are held, not lost, and a new
+// connection is accepted and dialed to the server but its connect request
+// is held, so it gets no session. A side that closes its socket during the
+// stall is seen closing only after Restore. This is a black hole.
+func (p *Proxy) Stall() { p.gate.Hold(zkserver.Both) }
 
-// Restore undoes Cut and Stall: new connections are accepted again and held
-// bytes are forwarded.
-func (p *Proxy) Restore() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = false
-	if p.stalled {
-		p.stalled = false
-		close(p.resume)
-	}
-}
+// StallUp holds client-to-server packets until Restore while server-to-
+// client packets still flow: the server hears nothing from the client
+// (not even pings, so it expires the session after its timeout) but
+// replies to requests it already had, and watch notifications, reach the
+// client. If the server closes the connection (for instance on expiry) the
+// client sees it. A connection made during StallUp has its connect request
+// held, so it gets no session.
+func (p *Proxy) StallUp() { p.gate.Hold(zkserver.Up) }
+
+// StallDown holds server-to-client packets until Restore while client-to-
+// server packets still flow: the server applies requests and hears pings,
+// so the session stays alive on the server, but the client gets no reply
+// and no notification. A connection made during StallDown reaches the
+// server, which opens (or revalidates) its session, but the client gets no
+// connect response; a new session so opened expires on the server after
+// its timeout.
+func (p *Proxy) StallDown() { p.gate.Hold(zkserver.Down) }
+
+// Restore undoes Cut and every stall: new connections are accepted again and
+// held packets are forwarded, in order.
+func (p *Proxy) Restore() { p.gate.Restore() }
 
 // DropReply arms a one-shot rule. The first client request, on any
 // connection, for which match(opcode, path) returns true is forwarded to the
@@ -159,7 +170,7 @@ func (p *Proxy) acceptLoop() {
 			return
 		}
 		p.mu.Lock()
-		refuse := p.cut || p.closed
+		refuse := p.gate.IsCut() || p.closed
 		if !refuse {
 			p.wg.Add(1)
 		}
@@ -182,7 +193,7 @@ func (p *Proxy) serve(client net.Conn) {
 	}
 	c := &proxyConn{client: client, server: server, done: make(chan struct{}), drops: map[int32]*dropRule{}}
 	p.mu.Lock()
-	if p.cut || p.closed {
+	if p.gate.IsCut() || p.closed {
 		p.mu.Unlock()
 		c.close()
 		return
@@ -203,19 +214,17 @@ func (p *Proxy) serve(client net.Conn) {
 
 // pump forwards packets from client to server (up) or server to client.
 // The first packet in each direction is the connect request or response and
-// has no header.
+// has no header. A packet is read whole before it is held or forwarded; the
+// end of the stream is held like a packet.
 func (p *Proxy) pump(c *proxyConn, up bool) {
 	defer c.close()
-	src, dst := c.server, c.client
+	src, dst, dir := c.server, c.client, zkserver.Down
 	if up {
-		src, dst = c.client, c.server
+		src, dst, dir = c.client, c.server, zkserver.Up
 	}
 	for first := true; ; first = false {
 		frame, err := readFrame(src)
-		if err != nil {
-			return
-		}
-		if !p.waitOpen(c) {
+		if !p.waitOpen(c, dir) || err != nil {
 			return
 		}
 		if !first {
@@ -233,25 +242,18 @@ func (p *Proxy) pump(c *proxyConn, up bool) {
 	}
 }
 
-// waitOpen blocks while the proxy is stalled. It returns false if c was
-// closed meanwhile.
-func (p *Proxy) waitOpen(c *proxyConn) bool {
-	for {
+// waitOpen blocks while dir is held. It returns false if c was closed
+// meanwhile.
+func (p *Proxy) waitOpen(c *proxyConn, dir zkserver.Direction) bool {
+	if p.gate.Held()&dir != 0 {
 		p.mu.Lock()
-		stalled, resume, hook := p.stalled, p.resume, p.onHold
+		hook := p.onHold
 		p.mu.Unlock()
-		if !stalled {
-			return true
-		}
 		if hook != nil {
 			hook()
 		}
-		select {
-		case <-resume:
-		case <-c.done:
-			return false
-		}
 	}
+	return p.gate.Wait(dir, c.done)
 }
 
 // inspectRequest matches a client request against the armed DropReply rule

@@ -12,6 +12,7 @@ type (
 	Server   = zkserver.Server
 	Ensemble = zkserver.Ensemble
 	Option   = zkserver.Option
+	TCPProxy = zkserver.TCPProxy
 )
 
 var (
@@ -20,6 +21,8 @@ var (
 	WithStartTimeout   = zkserver.WithStartTimeout
 	WithConfig         = zkserver.WithConfig
 	WithSystemProperty = zkserver.WithSystemProperty
+	WithPeerProxies    = zkserver.WithPeerProxies
+	NewTCPProxy        = zkserver.NewTCPProxy
 	FourLetterWord     = zkserver.FourLetterWord
 	ServerMode         = zkserver.ServerMode
 	EnsureInstalled    = zkserver.EnsureInstalled
