@@ -1,0 +1,193 @@
+package recipes_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// The partitions of issue 8: in each, the cut-off holder must be told of its
+// loss before anyone else holds the lock, and for the client-side partitions
+// at least a tenth of the session timeout before.
+const partitionTimeout = 4 * time.Second
+
+// lossRace holds path in holder, queues a mutex waiter in waiter, applies
+// fault, and returns how long before the waiter held the lock the holder was
+// told it had lost it (negative: told after).
+func lossRace(t *testing.T, admin *zk.Conn, path string, holder, waiter *recipes.Session, fault func()) time.Duration {
+	t.Helper()
+	h := newMutex(t, holder, path)
+	held, err := h.Lock(bg())
+	require.NoError(t, err)
+	lost := make(chan time.Time, 1)
+	go func() {
+		<-held.Done()
+		lost <- time.Now()
+	}()
+
+	w := newMutex(t, waiter, path)
+	type entry struct {
+		at   time.Time
+		held context.Context
+		err  error
+	}
+	entered := make(chan entry, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), waitLong)
+		defer cancel()
+		held, err := w.Lock(ctx)
+		entered <- entry{time.Now(), held, err}
+	}()
+	waitQueued(t, admin, path, 2)
+
+	faultAt := time.Now()
+	fault()
+	e := <-entered
+	require.NoError(t, e.err, "the waiter never got the lock")
+	var lostAt time.Time
+	select {
+	case lostAt = <-lost:
+	case <-time.After(waitLong):
+		t.Fatal("the holder was never told")
+	}
+	cause := context.Cause(held)
+	assert.ErrorIs(t, cause, locks.ErrLockLost)
+	assert.ErrorIs(t, cause, recipes.ErrSessionLost, "told by the client-side deadline")
+	require.NoError(t, w.Unlock(e.held))
+	assert.ErrorIs(t, h.Unlock(held), locks.ErrLockLost)
+	margin := e.at.Sub(lostAt)
+	t.Logf("loss told %v before the next holder entered (fault to loss %v, session timeout %v)",
+		margin, lostAt.Sub(faultAt), partitionTimeout)
+	return margin
+}
+
+// TestLossBeforeHandOffOneWayPartition: the holder's packets stop reaching
+// the server while the server's still reach it, watch notifications
+// included (§1). Notifications prove nothing about the server hearing us.
+func TestLossBeforeHandOffOneWayPartition(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	proxy := newProxy(t)
+	timeout := recipes.WithSessionTimeout(partitionTimeout)
+	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout)
+
+	// The holder follows config nodes that change every 250 ms, as a
+	// service following its config does.
+	configs := make([]string, 3)
+	for i := range configs {
+		configs[i] = fmt.Sprintf("%s-config%d", root, i)
+		_, err := admin.Create(configs[i], nil, zk.FlagPersistent, aclAll)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = admin.Delete(configs[i], -1) })
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(stop)
+	notified := make(chan struct{}, 64)
+	for _, c := range configs {
+		wg.Go(func() { followConfig(holder.Conn(), c, notified, stop) })
+		wg.Go(func() { changeConfig(admin, c, stop) })
+	}
+	<-notified // the watches work before the partition
+
+	margin := lossRace(t, admin, root+"/lock", holder, connect(t, timeout), func() {
+		proxy.StallUp()
+		t.Cleanup(proxy.Restore)
+	})
+	assert.GreaterOrEqual(t, margin, partitionTimeout/10)
+}
+
+// followConfig keeps a one-shot data watch on path, re-arming it after each
+// notification, until stop.
+func followConfig(conn *zk.Conn, path string, notified chan<- struct{}, stop <-chan struct{}) {
+	for {
+		_, _, ev, err := conn.GetW(path)
+		if err != nil {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond): // the connection is down: try again later
+				continue
+			}
+		}
+		select {
+		case <-ev:
+			select {
+			case notified <- struct{}{}:
+			default:
+			}
+		case <-stop:
+			return
+		}
+	}
+}
+
+// changeConfig writes path every 250 ms until stop.
+func changeConfig(conn *zk.Conn, path string, stop <-chan struct{}) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			_, _ = conn.Set(path, []byte(fmt.Sprint(i)), -1)
+		}
+	}
+}
+
+// TestLossBeforeHandOffBlackHole: nothing gets through either way, and the
+// connection is not closed (§2). The deadline runs from the last proof of
+// life, not from go-zookeeper noticing.
+func TestLossBeforeHandOffBlackHole(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	proxy := newProxy(t)
+	timeout := recipes.WithSessionTimeout(partitionTimeout)
+	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout)
+	margin := lossRace(t, admin, root+"/lock", holder, connect(t, timeout), func() {
+		proxy.Stall()
+		t.Cleanup(proxy.Restore)
+	})
+	assert.GreaterOrEqual(t, margin, partitionTimeout/10)
+}
+
+// TestLossBeforeHandOffIsolatedFollower: the holder's server, a follower, is
+// cut off from the other servers while the holder's own connection is fine
+// (§3). The follower goes on answering the holder's pings for syncLimit ticks,
+// longer than the session timeout, while the leader expires the session.
+func TestLossBeforeHandOffIsolatedFollower(t *testing.T) {
+	t.Parallel()
+	const tick, syncLimit = 200 * time.Millisecond, 25 // the follower answers for 5 s
+	e := zktest.StartEnsembleT(t, 3, zktest.WithPeerProxies(),
+		zktest.WithConfig("tickTime", fmt.Sprint(tick.Milliseconds())),
+		zktest.WithConfig("syncLimit", fmt.Sprint(syncLimit)))
+	require.Greater(t, syncLimit*tick, partitionTimeout, "the follower must outlive the session")
+	f := e.Followers()[0]
+	var rest []string
+	for i, addr := range e.Servers() {
+		if i != f {
+			rest = append(rest, addr)
+		}
+	}
+	admin := zktest.Connect(t, rest)
+	root := zktest.Root(t, admin)
+	timeout := recipes.WithSessionTimeout(partitionTimeout)
+	holder := connectTo(t, []string{e.Addr(f)}, timeout) // the default tickTime bound, T/2
+	margin := lossRace(t, admin, root+"/lock", holder, connectTo(t, rest, timeout), func() {
+		require.NoError(t, e.Isolate(f))
+		t.Cleanup(func() { _ = e.Heal(f) })
+	})
+	assert.Positive(t, margin)
+}
