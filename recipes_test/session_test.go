@@ -2,6 +2,10 @@ package recipes_test
 
 import (
 	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,4 +72,48 @@ func TestSessionRetryAcrossADisconnect(t *testing.T) {
 	proxy.Restore()
 	require.NoError(t, <-done)
 	assert.Equal(t, recipes.StateReconnected, s.State())
+}
+
+// TestConnectUnreachable: Connect gives up at its connect timeout, or at
+// ctx's deadline, and names the last reason an attempt failed; a malformed
+// server list is refused before anything is dialled.
+func TestConnectUnreachable(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	_, err = recipes.Connect(bg(), []string{closed}, recipes.WithConnectTimeout(time.Second))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+	assert.Contains(t, err.Error(), "connect timeout")
+
+	ctx, cancel := context.WithTimeout(bg(), time.Second)
+	defer cancel()
+	_, err = recipes.Connect(ctx, []string{closed})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, syscall.ECONNREFUSED)
+
+	var dialled atomic.Bool
+	dialer := recipes.WithDialer(func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		dialled.Store(true)
+		return nil, errors.New("dialled")
+	})
+	for _, servers := range [][]string{nil, {""}, {"127.0.0.1:notaport"}, {"a:1,,b:2"}, {"h:2181/chroot"}} {
+		_, err := recipes.Connect(bg(), servers, dialer)
+		assert.ErrorIs(t, err, recipes.ErrInvalid, "%q", servers)
+	}
+	for _, opt := range []recipes.Option{recipes.WithSessionTimeout(0), recipes.WithConnectTimeout(-1),
+		recipes.WithTickTime(-time.Second), recipes.WithTickTime(recipes.DefaultSessionTimeout)} {
+		_, err := recipes.Connect(bg(), []string{closed}, dialer, opt)
+		assert.ErrorIs(t, err, recipes.ErrInvalid)
+	}
+	assert.False(t, dialled.Load(), "bad input was dialled")
+
+	ended, cancel := context.WithCancel(bg())
+	cancel()
+	_, err = recipes.Connect(ended, []string{closed}, dialer)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.False(t, dialled.Load(), "an ended context was dialled")
 }

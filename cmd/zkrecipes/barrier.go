@@ -37,6 +37,7 @@ func barrierCommand(g globals, args []string, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
 	defer stop()
+	g.connectTimeout = *timeout
 	sess, err := connect(ctx, g)
 	if err != nil {
 		return err
@@ -87,6 +88,7 @@ func doubleBarrierCommand(g globals, args []string, stderr io.Writer) error {
 	if err := checkCommon(pos[0], *timeout, *data); err != nil {
 		return usagef("double-barrier: %v", err)
 	}
+	g.connectTimeout = *timeout
 	ctx, w, err := startWaiting(g)
 	if err != nil {
 		return err

@@ -151,6 +151,7 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 		opts = append(opts, locks.WithData([]byte(*data)))
 	}
 
+	g.connectTimeout = *timeout
 	ctx, w, err := startWaiting(g)
 	if err != nil {
 		return err
@@ -194,16 +195,20 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 }
 
 func connect(ctx context.Context, g globals) (*recipes.Session, error) {
-	cctx, cancel := context.WithTimeout(ctx, g.sessionTimeout+5*time.Second)
-	defer cancel()
-	sess, err := recipes.Connect(cctx, g.servers, recipes.WithSessionTimeout(g.sessionTimeout))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, exitError{exitInterrupted, errors.New("interrupted")}
-		}
-		return nil, fmt.Errorf("cannot reach ZooKeeper at %v: %w", g.servers, err)
+	opts := []recipes.Option{recipes.WithSessionTimeout(g.sessionTimeout)}
+	if g.connectTimeout > 0 {
+		opts = append(opts, recipes.WithConnectTimeout(g.connectTimeout))
 	}
-	return sess, nil
+	sess, err := recipes.Connect(ctx, g.servers, opts...)
+	switch {
+	case err == nil:
+		return sess, nil
+	case ctx.Err() != nil:
+		return nil, exitError{exitInterrupted, errors.New("interrupted")}
+	case errors.Is(err, recipes.ErrInvalid):
+		return nil, usagef("%v", err)
+	}
+	return nil, fmt.Errorf("cannot reach ZooKeeper at %v: %w", g.servers, err)
 }
 
 // acquire takes the lock within timeout (0: no limit), telling stderr who

@@ -87,6 +87,7 @@ type globals struct {
 	servers        []string
 	serversGiven   bool // by --servers or ZK_SERVERS, not the default
 	sessionTimeout time.Duration
+	connectTimeout time.Duration // a command's --timeout, which bounds connecting too; 0: the library's default
 }
 
 func main() {

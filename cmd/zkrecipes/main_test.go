@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -244,4 +245,25 @@ func TestBadUsageExits64AndCreatesNothing(t *testing.T) {
 	for _, want := range []string{"lock PATH", "inspect PATH", "75", "79"} {
 		assert.Contains(t, stdout, want)
 	}
+}
+
+// TestUnreachableZooKeeper: with nothing listening, a command gives up within
+// its --timeout and says why; a malformed server address is a usage error.
+func TestUnreachableZooKeeper(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	start := time.Now()
+	code, _, stderr := zkrecipes(t, "lock", "/unreachable", "--servers", closed, "--timeout", "2s", "--", "true")
+	assert.Equal(t, 69, code, stderr)
+	assert.Contains(t, stderr, "connection refused")
+	// Before, the wait was the session timeout plus 5 s whatever --timeout said.
+	assert.Less(t, time.Since(start), 8*time.Second, "--timeout did not bound connecting")
+
+	code, _, stderr = zkrecipes(t, "lock", "/unreachable", "--servers", "127.0.0.1:notaport", "--", "true")
+	assert.Equal(t, 64, code, stderr)
+	assert.Contains(t, stderr, "notaport")
 }
