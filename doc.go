@@ -20,11 +20,13 @@
 // session may still be alive on the server, and locks held in it may still be
 // held, but nobody can be sure. If the connection comes back within the session
 // timeout, it is reconnected and nothing was lost. If ZooKeeper reports the
-// session expired, or the client has been cut off for so long that the server
-// may expire it at any moment, the session ends (Done is closed) and every
-// lock it held is lost. The second case is decided by a client-side timer, so
-// that a holder learns of its loss before the server can give its lock away;
-// see Session for the exact margin.
+// session expired, or the session has gone so long without proof that the
+// leader heard from it that the leader may expire it soon, the session ends
+// (Done is closed) and every lock it held is lost. The second case is decided
+// by a client-side deadline that runs whether or not the connection looks
+// healthy, so that a holder learns of its loss before the server can give its
+// lock away; see Session for how, and docs/semantics.md for the exact
+// conditions.
 //
 // A Session never silently moves to a new ZooKeeper session: once it ends,
 // make a new one.
