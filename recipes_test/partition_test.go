@@ -3,6 +3,7 @@ package recipes_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -142,7 +143,7 @@ func changeConfig(conn *zk.Conn, path string, stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-tick.C:
-			_, _ = conn.Set(path, []byte(fmt.Sprint(i)), -1)
+			_, _ = conn.Set(path, fmt.Append(nil, i), -1)
 		}
 	}
 }
@@ -166,7 +167,9 @@ func TestLossBeforeHandOffBlackHole(t *testing.T) {
 // TestLossBeforeHandOffIsolatedFollower: the holder's server, a follower, is
 // cut off from the other servers while the holder's own connection is fine
 // (§3). The follower goes on answering the holder's pings for syncLimit ticks,
-// longer than the session timeout, while the leader expires the session.
+// longer than the session timeout, while the leader expires the session. The
+// holder's session is made by Connect, then by NewSession over a connection
+// of the test's own, which the library cannot look into.
 func TestLossBeforeHandOffIsolatedFollower(t *testing.T) {
 	t.Parallel()
 	const tick, syncLimit = 200 * time.Millisecond, 25 // the follower answers for 5 s
@@ -174,20 +177,67 @@ func TestLossBeforeHandOffIsolatedFollower(t *testing.T) {
 		zktest.WithConfig("tickTime", fmt.Sprint(tick.Milliseconds())),
 		zktest.WithConfig("syncLimit", fmt.Sprint(syncLimit)))
 	require.Greater(t, syncLimit*tick, partitionTimeout, "the follower must outlive the session")
-	f := e.Followers()[0]
-	var rest []string
-	for i, addr := range e.Servers() {
-		if i != f {
-			rest = append(rest, addr)
-		}
-	}
-	admin := zktest.Connect(t, rest)
-	root := zktest.Root(t, admin)
 	timeout := recipes.WithSessionTimeout(partitionTimeout)
-	holder := connectTo(t, []string{e.Addr(f)}, timeout) // the default tickTime bound, T/2
-	margin := lossRace(t, admin, root+"/lock", holder, connectTo(t, rest, timeout), func() {
-		require.NoError(t, e.Isolate(f))
-		t.Cleanup(func() { _ = e.Heal(f) })
+	holders := map[string]func(t *testing.T, server string) *recipes.Session{
+		"Connect": func(t *testing.T, server string) *recipes.Session {
+			return connectTo(t, []string{server}, timeout) // the default tickTime bound, T/2
+		},
+		"NewSession": func(t *testing.T, server string) *recipes.Session {
+			return newSessionOver(t, []string{server}, nil, timeout, recipes.WithTickTime(tick))
+		},
+	}
+	for _, name := range []string{"Connect", "NewSession"} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, e.WaitQuorum())
+			f := e.Followers()[0]
+			var rest []string
+			for i, addr := range e.Servers() {
+				if i != f {
+					rest = append(rest, addr)
+				}
+			}
+			admin := zktest.Connect(t, rest)
+			root := zktest.Root(t, admin)
+			holder := holders[name](t, e.Addr(f))
+			margin := lossRace(t, admin, root+"/lock", holder, connectTo(t, rest, timeout), func() {
+				require.NoError(t, e.Isolate(f))
+			})
+			require.NoError(t, e.Heal(f))
+			assert.Positive(t, margin)
+		})
+	}
+}
+
+// TestLossBeforeHandOffNewSession: the one-way partition of §1 under a
+// session made by NewSession over the caller's own connection.
+func TestLossBeforeHandOffNewSession(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	proxy := newProxy(t)
+	timeout := recipes.WithSessionTimeout(partitionTimeout)
+	holder := newSessionOver(t, zktest.ServersT(t), proxy.Dialer, timeout)
+	margin := lossRace(t, admin, root+"/lock", holder, connect(t, timeout), func() {
+		proxy.StallUp()
+		t.Cleanup(proxy.Restore)
 	})
-	assert.Positive(t, margin)
+	assert.GreaterOrEqual(t, margin, partitionTimeout/10)
+}
+
+// newSessionOver makes a go-zookeeper connection of the test's own (through
+// dial, if not nil) and a Session over it with NewSession. Both are closed
+// when t ends.
+func newSessionOver(t *testing.T, servers []string, dial zk.Dialer, opts ...recipes.Option) *recipes.Session {
+	t.Helper()
+	if dial == nil {
+		dial = net.DialTimeout
+	}
+	conn, events, err := zk.Connect(servers, partitionTimeout, zk.WithLogger(quiet{}), zk.WithDialer(dial))
+	require.NoError(t, err)
+	t.Cleanup(conn.Close)
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
+	defer cancel()
+	s, err := recipes.NewSession(ctx, conn, events, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
