@@ -33,6 +33,7 @@ type Margin struct {
 	Pid     int
 	Path    string
 	Fault   string        // the last harness fault event before the loss, "" if none
+	FaultEv string        // that event's type
 	Noticed time.Duration // from that fault to the loss being logged
 	Margin  time.Duration // from the loss to the next conflicting enter
 	Next    string        // the hold that entered next; "" if none did (Margin is then 0)
@@ -42,8 +43,8 @@ type Margin struct {
 type Frozen struct {
 	Hold       string
 	Pid        int
-	Superseded bool          // another hold entered on one of its paths after the stop
-	End        string        // EvExit, EvLoss, EvKill, or "" if it never ended
+	Superseded bool          // lost, and another hold took its place (an enter that would conflict with it)
+	End        string        // EvExit, EvLoss, "loss (from Unlock)", EvKill, or "" if it never ended
 	AfterCont  time.Duration // from the SIGCONT to the end being logged
 	Rejected   int           // its guarded writes the server refused
 }
@@ -78,8 +79,10 @@ func (r *Report) add(rule string, seq int, format string, args ...any) {
 type hold struct {
 	enter     Event
 	end       *Event  // the first exit or loss; nil if none
+	unlockErr *Event  // a loss logged after the exit: Unlock reported the hold lost
 	killedAt  int     // seq of the kill -9 that ended it, 0 if none
 	frozenAt  *Event  // the SIGSTOP that caught it holding
+	taken     *Event  // the first enter that took its place while it was exempt
 	contAt    *Event  // the SIGCONT after that
 	writes    []Event // its write events
 	measured  bool    // its margin is recorded
@@ -88,9 +91,19 @@ type hold struct {
 }
 
 func (h *hold) id() string    { return h.enter.Hold }
-func (h *hold) lost() bool    { return h.end != nil && h.end.Type == EvLoss }
+func (h *hold) lost() bool    { return h.loss() != nil }
 func (h *hold) shared() bool  { return h.enter.Recipe == RecipeRead || h.enter.Recipe == RecipeLease }
 func (h *hold) writers() bool { return !h.shared() } // its writes must be totally ordered
+// loss returns the event that told the holder of its loss: its end, or a
+// loss logged after its exit when Unlock reported that the hold had been lost
+// before it was released.
+func (h *hold) loss() *Event {
+	if h.end != nil && h.end.Type == EvLoss {
+		return h.end
+	}
+	return h.unlockErr
+}
+
 func (h *hold) token(p string) int64 {
 	return h.tokenByPt[p]
 }
@@ -160,6 +173,8 @@ func collect(r *Report, events []Event) map[string]*hold {
 				r.add(RuleTimeline, ev.Seq, "%s of unknown hold %s", ev.Type, ev.Hold)
 			} else if h.end == nil {
 				h.end = &ev
+			} else if h.end.Type == EvExit && ev.Type == EvLoss && h.unlockErr == nil {
+				h.unlockErr = &ev
 			}
 		case EvWrite:
 			if h := holds[ev.Hold]; h != nil {
@@ -186,6 +201,9 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 	live := map[string][]*hold{}   // by path
 	ghosts := map[string][]*hold{} // lost holds awaiting the next conflicting enter, by path
 	byPid := map[int][]*hold{}     // live holds by pid
+	waited := map[string]int{}     // by hold: the sequence of its wait
+	stops := map[int]*Event{}      // by pid: its last SIGSTOP
+	conts := map[int]*Event{}      // by pid: its last SIGCONT
 	drop := func(h *hold) {
 		for _, p := range h.enter.Paths {
 			live[p] = slices.DeleteFunc(live[p], func(o *hold) bool { return o == h })
@@ -200,6 +218,16 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 			if b == nil || b.enter.Seq != ev.Seq {
 				continue
 			}
+			if st := stops[ev.Pid]; st != nil && waited[ev.Hold] != 0 && st.Seq > waited[ev.Hold] {
+				// Stopped while acquiring: the acquisition may have
+				// completed on resumption for a session that expired
+				// during the stop. The same promise as for a stopped
+				// holder applies.
+				b.frozenAt = st
+				if c := conts[ev.Pid]; c != nil && c.Seq > st.Seq {
+					b.contAt = c
+				}
+			}
 			for _, p := range ev.Paths {
 				entered(r, b, p, live[p])
 				ghosts[p] = measure(r, b, p, live[p], ghosts[p])
@@ -208,11 +236,13 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 			byPid[ev.Pid] = append(byPid[ev.Pid], b)
 		case EvExit, EvLoss:
 			h := holds[ev.Hold]
-			if h == nil || h.end == nil || h.end.Seq != ev.Seq {
+			if h == nil {
 				continue
 			}
-			drop(h)
-			if h.lost() && !h.exempt() && !h.measured {
+			if h.end.Seq == ev.Seq {
+				drop(h)
+			}
+			if l := h.loss(); l != nil && l.Seq == ev.Seq && !h.exempt() && !h.measured {
 				for _, p := range h.enter.Paths {
 					ghosts[p] = append(ghosts[p], h)
 				}
@@ -223,13 +253,17 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 			for _, h := range slices.Clone(byPid[ev.Target]) {
 				drop(h)
 			}
+		case EvWait:
+			waited[ev.Hold] = ev.Seq
 		case EvStop:
+			stops[ev.Target] = &events[i]
 			for _, h := range byPid[ev.Target] {
 				if h.frozenAt == nil {
 					h.frozenAt = &events[i]
 				}
 			}
 		case EvCont:
+			conts[ev.Target] = &events[i]
 			for _, h := range byPid[ev.Target] {
 				if h.frozenAt != nil && h.contAt == nil {
 					h.contAt = &events[i]
@@ -241,10 +275,17 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 
 // entered checks the enter of b on p against the holds live there.
 func entered(r *Report, b *hold, p string, live []*hold) {
-	var considered []*hold
+	var considered, exempt []*hold
 	for _, h := range live {
-		if !h.exempt() {
+		if h.exempt() {
+			exempt = append(exempt, h)
+		} else {
 			considered = append(considered, h)
+		}
+	}
+	for _, e := range exempt {
+		if e.taken == nil && conflict(append(slices.Clone(considered), b, e)) {
+			e.taken = &b.enter
 		}
 	}
 	if !conflict(append(slices.Clone(considered), b)) {
@@ -257,7 +298,7 @@ func entered(r *Report, b *hold, p string, live []*hold) {
 			if !h.measured {
 				h.measured = true
 				r.Margins = append(r.Margins, Margin{Hold: h.id(), Pid: h.enter.Pid, Path: p, Next: b.id(),
-					Margin: time.Duration(b.enter.Time - h.end.Time)})
+					Margin: time.Duration(b.enter.Time - h.loss().Time)})
 			}
 		} else {
 			others = append(others, h.id())
@@ -290,7 +331,7 @@ func measure(r *Report, b *hold, p string, live, ghosts []*hold) []*hold {
 			m := &r.Margins[i]
 			if m.Hold == g.id() && m.Next == "" {
 				m.Path, m.Next = p, b.id()
-				m.Margin = time.Duration(b.enter.Time - g.end.Time)
+				m.Margin = time.Duration(b.enter.Time - g.loss().Time)
 			}
 		}
 		return true
@@ -310,10 +351,10 @@ func attribute(r *Report, events []Event, holds map[string]*hold) {
 	r.Faults = len(faults)
 	for i := range r.Margins {
 		m := &r.Margins[i]
-		end := holds[m.Hold].end
+		end := holds[m.Hold].loss()
 		n := sort.Search(len(faults), func(i int) bool { return faults[i].Seq > end.Seq })
 		if n > 0 {
-			m.Fault = faults[n-1].String()
+			m.Fault, m.FaultEv = faults[n-1].String(), faults[n-1].Type
 			m.Noticed = time.Duration(end.Time - faults[n-1].Time)
 		}
 	}

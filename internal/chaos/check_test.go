@@ -19,7 +19,7 @@ func enter(t, pid int, hold, recipe, path string, token int64) Event {
 		Paths: []string{path}, Tokens: []int64{token}}
 }
 
-func lease(t, pid int, hold, path string, token int64, limit int) Event {
+func enterLease(t, pid int, hold, path string, token int64, limit int) Event {
 	e := enter(t, pid, hold, RecipeLease, path, token)
 	e.Limit = limit
 	return e
@@ -94,12 +94,12 @@ func TestCheck(t *testing.T) {
 		want: []string{RuleExclusion},
 	}, {
 		name: "semaphore at its limit",
-		events: timeline(lease(1, 10, "a", sem, 5, 2), lease(2, 11, "b", sem, 6, 2), exit(3, 10, "a"),
-			lease(4, 12, "c", sem, 7, 2), exit(5, 11, "b"), exit(6, 12, "c")),
+		events: timeline(enterLease(1, 10, "a", sem, 5, 2), enterLease(2, 11, "b", sem, 6, 2), exit(3, 10, "a"),
+			enterLease(4, 12, "c", sem, 7, 2), exit(5, 11, "b"), exit(6, 12, "c")),
 	}, {
 		name: "semaphore over its limit",
-		events: timeline(lease(1, 10, "a", sem, 5, 2), lease(2, 11, "b", sem, 6, 2),
-			lease(3, 12, "c", sem, 7, 2), exit(4, 10, "a"), exit(5, 11, "b"), exit(6, 12, "c")),
+		events: timeline(enterLease(1, 10, "a", sem, 5, 2), enterLease(2, 11, "b", sem, 6, 2),
+			enterLease(3, 12, "c", sem, 7, 2), exit(4, 10, "a"), exit(5, 11, "b"), exit(6, 12, "c")),
 		want: []string{RuleExclusion},
 	}, {
 		name: "multi-locks on disjoint members",
@@ -154,10 +154,21 @@ func TestCheck(t *testing.T) {
 			write(3502, 10, "a", m, 5, false, 0, 3501), loss(3503, 10, "a"), exit(3600, 11, "b")),
 	}, {
 		name: "stopped lease holder's write accepted after resumption",
-		events: timeline(lease(1, 10, "a", sem, 5, 1), fault(2, EvStop, 10),
-			lease(3000, 11, "b", sem, 7, 1), fault(3500, EvCont, 10),
+		events: timeline(enterLease(1, 10, "a", sem, 5, 1), fault(2, EvStop, 10),
+			enterLease(3000, 11, "b", sem, 7, 1), fault(3500, EvCont, 10),
 			write(3502, 10, "a", sem, 5, true, 4, 3501), loss(3503, 10, "a"), exit(3600, 11, "b")),
 		want: []string{RuleFencing},
+	}, {
+		name: "stopped while acquiring, entered on resumption, lost",
+		events: timeline(enter(1, 11, "b", RecipeMutex, m, 5), Event{Time: ms(2), Pid: 10, Type: EvWait, Hold: "a"},
+			fault(3, EvStop, 10), exit(4, 11, "b"), fault(3500, EvCont, 10), enter(3501, 10, "a", RecipeMutex, m, 6),
+			enter(3502, 12, "c", RecipeMutex, m, 7), write(3503, 10, "a", m, 6, false, 0, 3501), loss(3504, 10, "a"),
+			exit(3505, 12, "c")),
+	}, {
+		name: "short stop of a lease holder",
+		events: timeline(enterLease(1, 10, "a", sem, 5, 2), fault(2, EvStop, 10),
+			enterLease(10, 11, "b", sem, 7, 2), fault(20, EvCont, 10),
+			write(22, 10, "a", sem, 5, true, 4, 21), exit(23, 10, "a"), exit(30, 11, "b")),
 	}, {
 		name: "stopped holder not lost yet superseded",
 		events: timeline(enter(1, 10, "a", RecipeMutex, m, 5), fault(2, EvStop, 10),
@@ -168,6 +179,16 @@ func TestCheck(t *testing.T) {
 		events: timeline(start(0, 10), start(0, 11), start(0, 12), enter(1, 12, "c", RecipeMutex, m, 5),
 			fault(5, EvHung, 10), end(6, 12)),
 		want: []string{RuleLiveness, RuleLiveness, RuleLiveness}, // 11 vanished, c never ended, 10 hung
+	}, {
+		name: "stopped holder told of its loss by Unlock",
+		events: timeline(enter(1, 10, "a", RecipeMutex, m, 5), fault(2, EvStop, 10),
+			enter(3000, 11, "b", RecipeMutex, m, 7), fault(3500, EvCont, 10),
+			write(4502, 10, "a", m, 5, false, 0, 3501), exit(4503, 10, "a"), loss(4510, 10, "a"), exit(4600, 11, "b")),
+	}, {
+		name: "holder told of its loss only by Unlock",
+		events: timeline(enter(1, 10, "a", RecipeMutex, m, 5), enter(3000, 11, "b", RecipeMutex, m, 7),
+			exit(4503, 10, "a"), loss(4510, 10, "a"), exit(4600, 11, "b")),
+		want: []string{RuleLossOrder},
 	}, {
 		name:   "exit of an unknown hold",
 		events: timeline(exit(1, 10, "zz")),
@@ -202,8 +223,8 @@ func TestCheckMargins(t *testing.T) {
 		}
 	})
 	t.Run("lease waits for a full semaphore", func(t *testing.T) {
-		r := Check(timeline(lease(1, 10, "a", "/s", 5, 2), lease(2, 11, "b", "/s", 6, 2), loss(10, 10, "a"),
-			lease(20, 12, "c", "/s", 7, 2), lease(30, 13, "d", "/s", 8, 2)))
+		r := Check(timeline(enterLease(1, 10, "a", "/s", 5, 2), enterLease(2, 11, "b", "/s", 6, 2), loss(10, 10, "a"),
+			enterLease(20, 12, "c", "/s", 7, 2), enterLease(30, 13, "d", "/s", 8, 2)))
 		if assert.Len(t, r.Margins, 1) {
 			assert.Equal(t, "c", r.Margins[0].Next)
 			assert.Equal(t, 10*time.Millisecond, r.Margins[0].Margin)

@@ -14,7 +14,7 @@ import (
 //   - on such a path, the accepted writes in the resource's version order
 //     carry tokens that never go down;
 //   - a hold lost while its process was stopped has no write accepted that
-//     began after the SIGCONT, once another hold entered its path.
+//     began after the SIGCONT and after another hold took its place.
 func checkFencing(r *Report, events []Event, holds map[string]*hold) {
 	byPath := map[string][]*hold{}
 	for _, h := range holds {
@@ -71,9 +71,9 @@ func checkFencing(r *Report, events []Event, holds map[string]*hold) {
 					h.id(), ev.Token, p, later.id(), later.token(p))
 			}
 		}
-		if h.frozenAt != nil && h.contAt != nil && ev.Begin > h.contAt.Time && superseded(h, p, byPath[p]) {
-			r.add(RuleFencing, ev.Seq, "%s was stopped at #%d and superseded, yet a write it began after SIGCONT was accepted",
-				h.id(), h.frozenAt.Seq)
+		if h.taken != nil && h.contAt != nil && ev.Begin > max(h.contAt.Time, h.taken.Time) {
+			r.add(RuleFencing, ev.Seq, "%s was stopped at #%d and superseded at #%d, yet a write it began after SIGCONT was accepted",
+				h.id(), h.frozenAt.Seq, h.taken.Seq)
 		}
 	}
 	for p, ws := range accepted {
@@ -90,29 +90,17 @@ func checkFencing(r *Report, events []Event, holds map[string]*hold) {
 	}
 	for _, h := range holds {
 		if h.frozenAt != nil {
-			r.Frozen = append(r.Frozen, frozen(h, byPath))
+			r.Frozen = append(r.Frozen, frozen(h))
 		}
 	}
 	slices.SortFunc(r.Frozen, func(a, b Frozen) int { return cmp.Compare(a.Hold, b.Hold) })
 }
 
-// superseded reports whether another hold entered p after h's process was
-// stopped.
-func superseded(h *hold, p string, on []*hold) bool {
-	for _, o := range on {
-		if o != h && o.enter.Seq > h.frozenAt.Seq {
-			return true
-		}
-	}
-	return false
-}
-
-func frozen(h *hold, byPath map[string][]*hold) Frozen {
-	f := Frozen{Hold: h.id(), Pid: h.enter.Pid, Rejected: h.rejected}
-	for _, p := range h.enter.Paths {
-		f.Superseded = f.Superseded || superseded(h, p, byPath[p])
-	}
+func frozen(h *hold) Frozen {
+	f := Frozen{Hold: h.id(), Pid: h.enter.Pid, Rejected: h.rejected, Superseded: h.taken != nil}
 	switch {
+	case h.unlockErr != nil:
+		f.End = EvLoss + " (from Unlock)"
 	case h.end != nil:
 		f.End = h.end.Type
 		if h.contAt != nil {
