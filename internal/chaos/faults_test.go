@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes/internal/chaos"
+	"github.com/zkrecipes/recipes/internal/zktest"
 )
 
 // The faults. Each takes one round: it waits for its target to show in the
@@ -107,18 +108,34 @@ func stopped(pid int) bool {
 	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
 }
 
-// blackHole holds every byte between the mutex's holder and its server, in
-// both directions (§2 of issue 8), until another process has entered.
-func blackHole(r *run) {
-	pid := r.mutexHolder()
-	p := r.proc(pid)
-	proxy := r.proxies[p.slot]
-	proxy.Stall()
-	seq := r.fault(chaos.Event{Type: chaos.EvPartition, Target: pid, Note: "black hole"})
-	r.awaitOtherEnters("another holder during the black hole", seq, pid)
-	r.awaitLoss(seq, pid)
-	proxy.Restore()
-	r.fault(chaos.Event{Type: chaos.EvHeal, Target: pid})
+// cut starts a network fault on a worker's link to its server and returns
+// what heals it.
+type cut func(p *zktest.Proxy) (heal func())
+
+// blackHole holds every byte between a worker and its server, in both
+// directions (§2 of issue 8).
+func blackHole(p *zktest.Proxy) func() {
+	p.Stall()
+	return p.Restore
+}
+
+// partition returns a fault that cuts the mutex's holder off with cut until
+// another process has entered the mutex and the holder has logged its loss
+// (or the wait for it times out: the checker judges), then heals. The
+// one-way partition of §1 is a cut that holds only client-to-server bytes;
+// the follower isolation of §3 a fault that cuts the holder's server from
+// the leader instead of the holder from its server.
+func partition(note string, c cut) func(r *run) {
+	return func(r *run) {
+		pid := r.mutexHolder()
+		time.Sleep(r.sc.idle) // the holder idles under the lock
+		heal := c(r.proxies[r.proc(pid).slot])
+		seq := r.fault(chaos.Event{Type: chaos.EvPartition, Target: pid, Note: note})
+		r.awaitOtherEnters("another holder during the "+note, seq, pid)
+		r.awaitLoss(seq, pid)
+		heal()
+		r.fault(chaos.Event{Type: chaos.EvHeal, Target: pid, Note: note})
+	}
 }
 
 // serverKill returns a fault that kills -9 the ensemble's leader (or a

@@ -1,6 +1,7 @@
 package chaos_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -149,7 +150,7 @@ func (r *run) spec(slot int) chaos.Spec {
 		SessionTimeout: r.sc.timeout,
 		Timeline:       r.timeline,
 		Loops:          loops,
-		Hold:           r.cfg.hold,
+		Hold:           cmp.Or(r.sc.hold, r.cfg.hold),
 		Runtime:        r.cfg.runtime,
 		Watch:          r.configNodes(),
 		NoLock:         r.sc.noLock,
