@@ -275,6 +275,9 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 
 // entered checks the enter of b on p against the holds live there.
 func entered(r *Report, b *hold, p string, live []*hold) {
+	if b.exempt() {
+		return // acquired on resumption for a session lost during a stop
+	}
 	var considered, exempt []*hold
 	for _, h := range live {
 		if h.exempt() {

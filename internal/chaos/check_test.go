@@ -165,6 +165,11 @@ func TestCheck(t *testing.T) {
 			enter(3502, 12, "c", RecipeMutex, m, 7), write(3503, 10, "a", m, 6, false, 0, 3501), loss(3504, 10, "a"),
 			exit(3505, 12, "c")),
 	}, {
+		name: "stopped while acquiring, entered on resumption beside the holder, lost",
+		events: timeline(Event{Time: ms(2), Pid: 10, Type: EvWait, Hold: "a"}, fault(3, EvStop, 10),
+			enter(3000, 12, "c", RecipeMutex, m, 7), fault(3500, EvCont, 10), enter(3501, 10, "a", RecipeMutex, m, 6),
+			exit(3503, 10, "a"), loss(3504, 10, "a"), exit(3505, 12, "c")),
+	}, {
 		name: "short stop of a lease holder",
 		events: timeline(enterLease(1, 10, "a", sem, 5, 2), fault(2, EvStop, 10),
 			enterLease(10, 11, "b", sem, 7, 2), fault(20, EvCont, 10),
