@@ -103,11 +103,11 @@ func frozen(h *hold) Frozen {
 		f.End = EvLoss + " (from Unlock)"
 	case h.end != nil:
 		f.End = h.end.Type
-		if h.contAt != nil {
-			f.AfterCont = time.Duration(h.end.Time - h.contAt.Time)
-		}
 	case h.killedAt != 0:
 		f.End = EvKill
+	}
+	if end := cmp.Or(h.loss(), h.end); end != nil && h.contAt != nil {
+		f.AfterCont = time.Duration(end.Time - h.contAt.Time)
 	}
 	return f
 }

@@ -74,20 +74,22 @@ type config struct {
 	procs    int           // worker processes
 	rounds   int           // fault rounds at least
 	sections int           // go on with rounds until this many sections (0: no minimum)
+	cuts     int           // rounds of a partition scenario, whose holds are long: no section minimum
 	hold     time.Duration // time inside each section
 	runtime  time.Duration // each worker's own bound
 }
 
 // configFromEnv returns the short run of `make test`, or with CHAOS_LONG=1
-// the long run of `make chaos`; CHAOS_PROCS, CHAOS_ROUNDS and CHAOS_SECTIONS
-// override either.
+// the long run of `make chaos`; CHAOS_PROCS, CHAOS_ROUNDS, CHAOS_SECTIONS and
+// CHAOS_CUTS override either.
 func configFromEnv(t *testing.T) config {
 	t.Helper()
-	c := config{procs: 4, rounds: 2, hold: 5 * time.Millisecond, runtime: 5 * time.Minute}
+	c := config{procs: 4, rounds: 2, cuts: 2, hold: 5 * time.Millisecond, runtime: 5 * time.Minute}
 	if os.Getenv("CHAOS_LONG") == "1" {
-		c = config{procs: 8, rounds: 3, sections: 1700, hold: 2 * time.Millisecond, runtime: 2 * time.Hour}
+		c = config{procs: 8, rounds: 3, sections: 2000, cuts: 20, hold: 2 * time.Millisecond, runtime: 2 * time.Hour}
 	}
-	for name, dst := range map[string]*int{"CHAOS_PROCS": &c.procs, "CHAOS_ROUNDS": &c.rounds, "CHAOS_SECTIONS": &c.sections} {
+	for name, dst := range map[string]*int{"CHAOS_PROCS": &c.procs, "CHAOS_ROUNDS": &c.rounds,
+		"CHAOS_SECTIONS": &c.sections, "CHAOS_CUTS": &c.cuts} {
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
 			require.NoError(t, err, name)
@@ -131,12 +133,16 @@ func runScenario(t *testing.T, cfg config, sc scenario) {
 		r.spawn(slot)
 	}
 	r.mustAwait("every worker in a section", r.bound(), func(v *view) bool { return v.count >= cfg.procs })
-	for round := 0; round < maxRounds && (round < cfg.rounds || r.view.count < cfg.sections); round++ {
+	rounds, sections := cfg.rounds, cfg.sections
+	if sc.partition {
+		rounds, sections = cfg.cuts, 0
+	}
+	for round := 0; round < maxRounds && (round < rounds || r.view.count < sections); round++ {
 		sc.fault(r)
 	}
 	rep := r.finish()
 	logReport(t, rep)
-	assert.GreaterOrEqual(t, rep.Faults, cfg.rounds, "faults injected")
+	assert.GreaterOrEqual(t, rep.Faults, rounds, "faults injected")
 	for _, recipe := range []string{chaos.RecipeMutex, chaos.RecipeLease, chaos.RecipeMulti} {
 		assert.Positive(t, rep.Sections[recipe], "%s sections", recipe)
 	}
@@ -170,7 +176,7 @@ func runScenario(t *testing.T, cfg config, sc scenario) {
 			}
 		}
 	}
-	assert.GreaterOrEqual(t, len(measured), cfg.rounds, "partitions after which a loss was measured")
+	assert.GreaterOrEqual(t, len(measured), rounds, "partitions after which a loss was measured")
 }
 
 // logReport writes the run's figures to the test log.
