@@ -4,7 +4,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 5s
 BENCHCOUNT  ?= 5
 
-.PHONY: test deps lint unit fuzz bench demo
+.PHONY: test deps lint unit fuzz bench demo chaos
 
 ## test: lint, the whole suite with the race detector (real ZooKeeper), fuzz smoke
 test: deps lint unit fuzz
@@ -44,3 +44,10 @@ bench: deps
 ## demo: the README's first command
 demo:
 	$(GO) run ./cmd/zkrecipes demo
+
+## chaos: the long fault run of docs/faults.md (>= 10,000 critical sections in 8 processes)
+# CHAOS_PROCS, CHAOS_SECTIONS (per scenario), CHAOS_ROUNDS, CHAOS_STRICT=1 and
+# CHAOS_KEEP=dir (keep timelines) size and tune it; the result goes to chaos.txt.
+chaos: deps
+	@{ CHAOS_LONG=1 $(GO) test -count=1 -timeout 3h -v -run '^(TestFaults|TestNoLockIsFlagged)$$' ./internal/chaos/ 2>&1; \
+		echo $$? > chaos.rc; } | tee chaos.txt; rc=$$(cat chaos.rc); rm -f chaos.rc; exit $$rc

@@ -1,0 +1,270 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// held is one acquisition, whatever the recipe.
+type held struct {
+	recipe  string
+	paths   []string
+	tokens  []int64
+	limit   int
+	guards  []*zk.CheckVersionRequest // one per path; nil: this hold does not write
+	done    <-chan struct{}           // closed when the hold ends
+	cause   func() error              // why it ended
+	release func() error
+}
+
+// lost reports whether the hold has ended by loss.
+func (h *held) lost() bool {
+	select {
+	case <-h.done:
+		return errors.Is(h.cause(), locks.ErrLockLost)
+	default:
+		return false
+	}
+}
+
+// section takes the loop's lock, logs the enter, writes its tokens, works for
+// the hold time, writes again, logs the exit (or the loss) and releases.
+func (w *worker) section(ctx context.Context, sess *recipes.Session, i int, l Loop) error {
+	id := fmt.Sprintf("%d.%d", os.Getpid(), w.holds.Add(1))
+	recipe := l.Recipe
+	if recipe == LoopRW {
+		recipe = RecipeRead
+		if rand.IntN(2) == 0 {
+			recipe = RecipeWrite
+		}
+	}
+	paths := []string{l.Path}
+	if recipe == RecipeMulti {
+		paths = pick(l.Paths, 2)
+	}
+	if err := w.log.Append(Event{Type: EvWait, Hold: id, Recipe: recipe, Paths: paths}); err != nil {
+		return err
+	}
+	// The wait is bounded by ctx, but the hold must not end with it: the
+	// section then finishes and releases as usual.
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	h, err := w.acquire(wctx, sess, recipe, paths, l.Max)
+	// If ctx ended just as the lock was taken, the hold ends at once (not
+	// by loss): the section logs its exit and releases.
+	stop()
+	if err != nil {
+		return err
+	}
+	w.sections.Add(1)
+	if err := w.log.Append(Event{Type: EvEnter, Hold: id, Recipe: recipe, Paths: paths, Tokens: h.tokens, Limit: h.limit}); err != nil {
+		return errors.Join(err, h.release())
+	}
+	var ended atomic.Bool // the exit or loss is logged
+	finish := func(loss bool) (exited bool) {
+		if !ended.CompareAndSwap(false, true) {
+			return false
+		}
+		ev := Event{Type: EvExit, Hold: id}
+		if loss || h.lost() {
+			ev = Event{Type: EvLoss, Hold: id, Note: fmt.Sprint(h.cause())}
+		}
+		_ = w.log.Append(ev)
+		return ev.Type == EvExit
+	}
+	quit := make(chan struct{})
+	watcher := make(chan struct{})
+	go func() {
+		defer close(watcher)
+		select {
+		case <-h.done:
+			if h.lost() {
+				finish(true)
+			}
+		case <-quit:
+		}
+	}()
+	w.writes(sess, id, h)
+	select {
+	case <-time.After(w.spec.Hold): // the work done under the lock
+	case <-h.done:
+	}
+	w.writes(sess, id, h)
+	exited := finish(false)
+	close(quit)
+	<-watcher
+	err = h.release()
+	if errors.Is(err, locks.ErrLockLost) {
+		if exited {
+			// Lost before the release, though the held context had not
+			// said so when the exit was logged.
+			_ = w.log.Append(Event{Type: EvLoss, Hold: id, Note: "unlock: " + err.Error()})
+		}
+		return nil
+	}
+	return err
+}
+
+// writes does one guarded write per path of h, unless h has ended: its
+// token, to the path's resource node, in a zk.Multi behind the hold's guard.
+func (w *worker) writes(sess *recipes.Session, id string, h *held) {
+	if h.guards == nil {
+		return
+	}
+	for i, p := range h.paths {
+		select {
+		case <-h.done:
+			return
+		default:
+		}
+		ops := []any{&zk.SetDataRequest{Path: ResourceOf(p), Data: fmt.Appendf(nil, "%d %s", h.tokens[i], id), Version: -1}}
+		if g := h.guards[i]; g != nil {
+			ops = append([]any{g}, ops...)
+		}
+		ev := Event{Type: EvWrite, Hold: id, Paths: []string{p}, Token: h.tokens[i], Begin: time.Now().UnixNano()}
+		res, err := sess.Conn().Multi(ops...)
+		if err == nil {
+			ev.OK, ev.Version = true, res[len(res)-1].Stat.Version
+		} else {
+			ev.Note = err.Error()
+		}
+		_ = w.log.Append(ev)
+	}
+}
+
+// pick returns n of paths at random (all if there are fewer).
+func pick(paths []string, n int) []string {
+	out := append([]string(nil), paths...)
+	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out[:min(n, len(out))]
+}
+
+// acquire takes the lock of one recipe through the public API.
+func (w *worker) acquire(ctx context.Context, sess *recipes.Session, recipe string, paths []string, leases int) (*held, error) {
+	if w.spec.NoLock {
+		return unlocked(recipe, paths), nil
+	}
+	switch recipe {
+	case RecipeMutex, RecipeMulti:
+		return lockMutexes(ctx, sess, recipe, paths)
+	case RecipeRead, RecipeWrite:
+		return lockRW(ctx, sess, recipe, paths[0])
+	case RecipeLease:
+		return lease(ctx, sess, paths[0], leases)
+	}
+	return nil, fmt.Errorf("unknown recipe %q", recipe)
+}
+
+// lockMutexes takes a Mutex, or a MultiLock over one Mutex per path.
+func lockMutexes(ctx context.Context, sess *recipes.Session, recipe string, paths []string) (*held, error) {
+	ms := make([]*locks.Mutex, len(paths))
+	members := make([]locks.Locker, len(paths))
+	for i, p := range paths {
+		m, err := locks.NewMutex(sess, p)
+		if err != nil {
+			return nil, err
+		}
+		ms[i], members[i] = m, m
+	}
+	var l locks.Locker = ms[0]
+	if recipe == RecipeMulti {
+		ml, err := locks.NewMultiLock(members...)
+		if err != nil {
+			return nil, err
+		}
+		l = ml
+	}
+	ctx, err := l.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := &held{recipe: recipe, paths: paths, done: ctx.Done(),
+		cause: func() error { return context.Cause(ctx) }, release: func() error { return l.Unlock(ctx) }}
+	for _, m := range ms {
+		tok, err := m.Token(ctx)
+		if err == nil {
+			var g *zk.CheckVersionRequest
+			g, err = m.Guard(ctx)
+			h.tokens, h.guards = append(h.tokens, tok), append(h.guards, g)
+		}
+		if err != nil {
+			return nil, errors.Join(err, h.release())
+		}
+	}
+	return h, nil
+}
+
+// lockRW takes an RWMutex's write lock or read lock; readers do not write.
+func lockRW(ctx context.Context, sess *recipes.Session, recipe, path string) (*held, error) {
+	rw, err := locks.NewRWMutex(sess, path)
+	if err != nil {
+		return nil, err
+	}
+	lock, unlock := rw.RLock, rw.RUnlock
+	if recipe == RecipeWrite {
+		lock, unlock = rw.Lock, rw.Unlock
+	}
+	ctx, err = lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := &held{recipe: recipe, paths: []string{path}, done: ctx.Done(),
+		cause: func() error { return context.Cause(ctx) }, release: func() error { return unlock(ctx) }}
+	tok, err := rw.Token(ctx)
+	if err != nil {
+		return nil, errors.Join(err, h.release())
+	}
+	h.tokens = []int64{tok}
+	if recipe == RecipeWrite {
+		g, err := rw.Guard(ctx)
+		if err != nil {
+			return nil, errors.Join(err, h.release())
+		}
+		h.guards = []*zk.CheckVersionRequest{g}
+	}
+	return h, nil
+}
+
+// lease takes one lease of a Semaphore.
+func lease(ctx context.Context, sess *recipes.Session, path string, maxLeases int) (*held, error) {
+	s, err := locks.NewSemaphore(sess, path, maxLeases)
+	if err != nil {
+		return nil, err
+	}
+	leases, err := s.Acquire(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	l := leases[0]
+	h := &held{recipe: RecipeLease, paths: []string{path}, limit: maxLeases, done: l.Done(), cause: l.Err,
+		release: func() error { return l.Release(context.Background()) }, guards: []*zk.CheckVersionRequest{l.Guard()}}
+	tok, err := l.Token(ctx)
+	if err != nil {
+		return nil, errors.Join(err, h.release())
+	}
+	h.tokens = []int64{tok}
+	return h, nil
+}
+
+// unlocked is the negative control's hold: no lock at all, and writes
+// without a guard.
+func unlocked(recipe string, paths []string) *held {
+	h := &held{recipe: recipe, paths: paths, done: make(chan struct{}), cause: func() error { return nil },
+		release: func() error { return nil }}
+	for range paths {
+		h.tokens = append(h.tokens, time.Now().UnixNano())
+		h.guards = append(h.guards, nil)
+	}
+	return h
+}
