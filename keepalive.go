@@ -74,6 +74,7 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 	if p.proof.IsZero() {
 		deadline.Stop() // armed at the first proof
 	} else {
+		s.setDeadline(p.proof.Add(budget))
 		deadline.Reset(time.Until(p.proof.Add(budget)))
 	}
 	next := time.NewTimer(0)
@@ -103,6 +104,7 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 			}
 			before := p.proof
 			if proof := p.answered(r.sent); proof != before {
+				s.setDeadline(proof.Add(budget))
 				deadline.Reset(time.Until(proof.Add(budget)))
 				if before.IsZero() && proven != nil {
 					close(proven)

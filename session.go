@@ -51,6 +51,7 @@ type Session struct {
 	id          int64
 	state       State
 	err         error
+	deadline    time.Time     // the loss deadline; zero until the first proof of life
 	changed     chan struct{} // closed and replaced on every state change
 	readyClosed bool
 }
@@ -331,11 +332,24 @@ func (s *Session) ID() int64 {
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Err returns nil while the session lives, and then why it ended:
-// ErrSessionExpired, ErrSessionLost or ErrClosed.
+// ErrSessionExpired, ErrSessionLost or ErrClosed. It compares the loss
+// deadline with the clock itself, so a process that was paused past the
+// deadline learns of the loss from Err even before the deadline's timer has
+// run.
 func (s *Session) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.err == nil && !s.deadline.IsZero() && !time.Now().Before(s.deadline) {
+		s.finishLocked(ErrSessionLost)
+	}
 	return s.err
+}
+
+// setDeadline moves the loss deadline.
+func (s *Session) setDeadline(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deadline = t
 }
 
 // State returns the session's current state.

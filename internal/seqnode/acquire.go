@@ -71,8 +71,16 @@ func Acquire(ctx context.Context, sess *recipes.Session, spec Spec, wait bool) (
 		}
 		if h == nil {
 			cleanup(sess, path)
+			return nil, err
 		}
-		return h, err
+		// A process paused while it waited can wake to the notification
+		// that made it the holder after its session's deadline passed:
+		// that hold is no hold.
+		if err := sess.Err(); err != nil {
+			_ = h.Release(context.Background())
+			return nil, err
+		}
+		return h, nil
 	}
 }
 
