@@ -46,7 +46,7 @@ demo:
 	$(GO) run ./cmd/zkrecipes demo
 
 ## chaos: the long fault run of docs/faults.md (>= 10,000 critical sections in 8 processes)
-# CHAOS_PROCS, CHAOS_SECTIONS (per scenario), CHAOS_ROUNDS, CHAOS_STRICT=1 and
+# CHAOS_PROCS, CHAOS_SECTIONS (per scenario), CHAOS_ROUNDS, CHAOS_CUTS and
 # CHAOS_KEEP=dir (keep timelines) size and tune it; the result goes to chaos.txt.
 chaos: deps
 	@{ CHAOS_LONG=1 $(GO) test -count=1 -timeout 3h -v -run '^(TestFaults|TestNoLockIsFlagged)$$' ./internal/chaos/ 2>&1; \

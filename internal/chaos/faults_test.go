@@ -119,6 +119,40 @@ func blackHole(p *zktest.Proxy) func() {
 	return p.Restore
 }
 
+// oneWay holds the bytes from a worker to its server while the server's
+// bytes, watch notifications included, still reach it (§1 of issue 8).
+func oneWay(p *zktest.Proxy) func() {
+	p.StallUp()
+	return p.Restore
+}
+
+// The ensemble of the isolation scenario: an isolated follower goes on
+// answering its clients for syncLimit ticks, longer than the workers'
+// session timeout, while the leader runs the sessions' clocks down.
+const (
+	isolationTick      = 200 * time.Millisecond
+	isolationSyncLimit = 25
+)
+
+// isolateFollower cuts the mutex holder's server, a follower, off from the
+// other servers, while the holder's own connection stays up (§3 of issue
+// 8), until another process has entered the mutex and the holder has logged
+// its loss; then it heals the follower and waits for it to serve again.
+func isolateFollower(r *run) {
+	pid := r.mutexHolder()
+	time.Sleep(r.sc.idle) // the holder idles under the lock
+	e := r.ensemble
+	f := r.followers[r.proc(pid).slot%len(r.followers)]
+	require.NoError(r.t, e.Isolate(f))
+	note := fmt.Sprintf("isolation of follower %d", f+1)
+	seq := r.fault(chaos.Event{Type: chaos.EvPartition, Target: pid, Note: note})
+	r.awaitOtherEnters("another holder during the "+note, seq, pid)
+	r.awaitLoss(seq, pid)
+	require.NoError(r.t, e.Heal(f))
+	r.fault(chaos.Event{Type: chaos.EvHeal, Target: pid, Note: note})
+	require.NoError(r.t, e.WaitQuorum())
+}
+
 // partition returns a fault that cuts the mutex's holder off with cut until
 // another process has entered the mutex and the holder has logged its loss
 // (or the wait for it times out: the checker judges), then heals. The

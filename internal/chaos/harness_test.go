@@ -24,18 +24,19 @@ import (
 // run is one scenario's run: its servers, worker processes, timeline and
 // the harness's own log of faults.
 type run struct {
-	t        *testing.T
-	cfg      config
-	sc       scenario
-	admin    *zk.Conn
-	root     string
-	ensemble *zktest.Ensemble // nil on the shared standalone server
-	servers  []string
-	proxies  []*zktest.Proxy // one per slot when proxied
-	timeline string
-	log      *chaos.Log
-	view     *view
-	spawned  int
+	t         *testing.T
+	cfg       config
+	sc        scenario
+	admin     *zk.Conn
+	root      string
+	ensemble  *zktest.Ensemble // nil on the shared standalone server
+	servers   []string
+	followers []int           // the members workers connect to in an isolation scenario
+	proxies   []*zktest.Proxy // one per slot when proxied
+	timeline  string
+	log       *chaos.Log
+	view      *view
+	spawned   int
 
 	mu    sync.Mutex
 	procs map[int]*proc // live workers by pid
@@ -74,10 +75,17 @@ func lockPaths(root string) []string {
 func newRun(t *testing.T, cfg config, sc scenario) *run {
 	t.Helper()
 	r := &run{t: t, cfg: cfg, sc: sc, procs: map[int]*proc{}}
-	if sc.ensemble {
+	switch {
+	case sc.isolate:
+		r.ensemble = zktest.StartEnsembleT(t, 3, zktest.WithPeerProxies(),
+			zktest.WithConfig("tickTime", fmt.Sprint(isolationTick.Milliseconds())),
+			zktest.WithConfig("syncLimit", fmt.Sprint(isolationSyncLimit)))
+		r.servers = r.ensemble.Servers()
+		r.followers = r.ensemble.Followers()
+	case sc.ensemble:
 		r.ensemble = zktest.StartEnsembleT(t, 3)
 		r.servers = r.ensemble.Servers()
-	} else {
+	default:
 		r.servers = zktest.ServersT(t)
 	}
 	r.admin = zktest.Connect(t, r.servers)
@@ -133,8 +141,11 @@ func (r *run) persistent() []string {
 // spec is what the worker in slot does.
 func (r *run) spec(slot int) chaos.Spec {
 	servers := r.servers
-	if r.proxies != nil {
+	switch {
+	case r.proxies != nil:
 		servers = []string{r.proxies[slot].Addr()}
+	case r.followers != nil:
+		servers = []string{r.ensemble.Addr(r.followers[slot%len(r.followers)])}
 	}
 	loops := []chaos.Loop{
 		{Recipe: chaos.RecipeMutex, Path: r.root + pathMutex},

@@ -19,6 +19,7 @@ type scenario struct {
 	name     string
 	timeout  time.Duration // the workers' session timeout T
 	ensemble bool          // a 3-server ensemble instead of the shared server
+	isolate  bool          // an ensemble with proxied peer links; each worker talks to one follower
 	proxied  bool          // each worker reaches the server through its own proxy
 	watch    bool          // workers keep data watches on config nodes changed every 250 ms
 	noLock   bool          // negative control: workers skip the lock
@@ -30,10 +31,6 @@ type scenario struct {
 	// partition: every loss after this scenario's faults must be noticed at
 	// least T/10 before the next enter.
 	partition bool
-	// known names the part of issue 8 whose fix this scenario waits for.
-	// Until CHAOS_STRICT=1, its loss-order violations and short margins are
-	// reported as known instead of failing; every other rule still fails.
-	known string
 	// expect checks what the scenario must show besides the rules.
 	expect func(t *testing.T, r *run, rep *chaos.Report)
 }
@@ -59,15 +56,14 @@ var scenarios = []scenario{{
 	name: "follower-kill", timeout: 4 * time.Second, ensemble: true, fault: serverKill(false),
 }, {
 	name: "black-hole", timeout: 4 * time.Second, proxied: true, fault: partition("black hole", blackHole),
-	hold: 3 * time.Second, idle: time.Second,
-	partition: true, known: "issue 8 §2",
+	hold: 3 * time.Second, idle: time.Second, partition: true,
+}, {
+	name: "one-way", timeout: 4 * time.Second, proxied: true, watch: true, fault: partition("one-way cut", oneWay),
+	hold: 3 * time.Second, idle: time.Second, partition: true,
+}, {
+	name: "isolated-follower", timeout: 4 * time.Second, isolate: true, fault: isolateFollower,
+	hold: 3 * time.Second, idle: time.Second, partition: true,
 }}
-
-// The one-way partition of issue 8 §1 joins the list once zktest.Proxy can
-// hold client-to-server bytes only: {name: "one-way", proxied: true, watch:
-// true, partition: true, fault: partition("one-way", <that cut>)}. The
-// follower isolation of §3 needs the ensemble's peer-link proxies: a fault
-// that connects the holder to a follower and isolates that follower.
 
 // config sizes a run; see configFromEnv.
 type config struct {
@@ -140,6 +136,11 @@ func runScenario(t *testing.T, cfg config, sc scenario) {
 	for round := 0; round < maxRounds && (round < rounds || r.view.count < sections); round++ {
 		sc.fault(r)
 	}
+	// A short run can end its rounds before every loop has had a turn.
+	r.mustAwait("a section of every recipe", r.bound(), func(v *view) bool {
+		return v.entered[chaos.RecipeMutex] > 0 && v.entered[chaos.RecipeLease] > 0 && v.entered[chaos.RecipeMulti] > 0 &&
+			v.entered[chaos.RecipeRead]+v.entered[chaos.RecipeWrite] > 0
+	})
 	rep := r.finish()
 	logReport(t, rep)
 	assert.GreaterOrEqual(t, rep.Faults, rounds, "faults injected")
@@ -151,12 +152,7 @@ func runScenario(t *testing.T, cfg config, sc scenario) {
 	if sc.expect != nil {
 		sc.expect(t, r, rep)
 	}
-	known := sc.known != "" && os.Getenv("CHAOS_STRICT") != "1"
 	for _, v := range rep.Violations {
-		if known && v.Rule == chaos.RuleLossOrder {
-			t.Logf("KNOWN (%s): %s", sc.known, v)
-			continue
-		}
 		t.Errorf("%s", v)
 	}
 	if !sc.partition {
@@ -169,11 +165,7 @@ func runScenario(t *testing.T, cfg config, sc scenario) {
 		}
 		measured[m.Fault] = true
 		if m.Margin < sc.timeout/10 {
-			if known {
-				t.Logf("KNOWN (%s): margin %v < T/10 for %s after %s", sc.known, m.Margin, m.Hold, m.Fault)
-			} else {
-				t.Errorf("margin %v < T/10 for %s after %s", m.Margin, m.Hold, m.Fault)
-			}
+			t.Errorf("margin %v < T/10 for %s after %s", m.Margin, m.Hold, m.Fault)
 		}
 	}
 	assert.GreaterOrEqual(t, len(measured), rounds, "partitions after which a loss was measured")

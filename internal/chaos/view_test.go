@@ -21,11 +21,13 @@ type view struct {
 	waits    map[string]chaos.Event // open waits by id
 	dead     map[int]bool           // pids the harness killed
 	count    int                    // enters so far
+	entered  map[string]int         // enters so far by recipe
 	after    []chaos.Event          // every enter and loss, for "since" queries
 }
 
 func newView(path string) *view {
-	return &view{path: path, holds: map[string]chaos.Event{}, waits: map[string]chaos.Event{}, dead: map[int]bool{}}
+	return &view{path: path, holds: map[string]chaos.Event{}, waits: map[string]chaos.Event{}, dead: map[int]bool{},
+		entered: map[string]int{}}
 }
 
 // refresh reads what was appended since the last call.
@@ -69,6 +71,7 @@ func (v *view) apply(ev chaos.Event) {
 		delete(v.waits, ev.Hold)
 		v.holds[ev.Hold] = ev
 		v.count++
+		v.entered[ev.Recipe]++
 		v.after = append(v.after, ev)
 	case chaos.EvExit:
 		delete(v.holds, ev.Hold)
