@@ -101,11 +101,15 @@ func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
 // has entered, or at once if it is open already. If ctx ends or the session
 // ends first, Enter removes this member's node and returns the error; if the
 // barrier opened with this member counted in the meantime, Enter returns nil.
+// A ctx that has already ended gets its cause back, and nothing is created.
 func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.entered {
 		return fmt.Errorf("barriers: enter %s: %w", b.path, ErrEntered)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("barriers: enter %s: %w", b.path, err)
 	}
 	err := b.enter(ctx)
 	if err != nil && b.sess.Err() == nil {

@@ -68,7 +68,9 @@
 // session timeout; if ZooKeeper is unreachable that long, the session keeps
 // deleting in the background, or the node dies with the session). No node and
 // no goroutine is left behind. Requests already sent are not abandoned
-// midway: cancellation takes effect when the request in flight returns.
+// midway: cancellation takes effect when the request in flight returns. A
+// context that has already ended gets its cause back before any request:
+// nothing is created, and a held context that has ended does not re-enter.
 //
 // # Revocation
 //

@@ -54,7 +54,8 @@ func (m *Mutex) Path() string { return m.spec.Dir }
 // it, with cause ErrReleased.
 //
 // If ctx ends or an error occurs while waiting, Lock returns the error and
-// leaves no node behind.
+// leaves no node behind. If ctx has already ended, Lock returns its cause
+// at once: it sends no request, and does not re-enter either.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	held, _, err := m.lock(ctx, true)
 	return held, err

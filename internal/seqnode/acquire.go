@@ -53,11 +53,18 @@ var errRequeue = errors.New("waiting node deleted; queueing again")
 // If wait is false it does not wait: when the lock is not free it returns
 // (nil, nil).
 //
-// Whenever Acquire returns without a Hold, our node has been deleted, or, if
-// ZooKeeper cannot be reached in time, the session deletes it in the
-// background as soon as it can (or it dies with the session).
+// A ctx that has already ended makes Acquire return its cause before any
+// request: nothing is created. Whenever Acquire returns without a Hold, our
+// node has been deleted, or, if ZooKeeper cannot be reached in time, the
+// session deletes it in the background as soon as it can (or it dies with
+// the session).
 func Acquire(ctx context.Context, sess *recipes.Session, spec Spec, wait bool) (*Hold, error) {
 	for {
+		// Session.Retry tries its operation once before it looks at
+		// ctx, so an ended ctx would still create our node.
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
 		if err := sess.Err(); err != nil {
 			return nil, err
 		}
