@@ -132,3 +132,30 @@ func TestMutexHeldContextFollowsParent(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.Unlock(held))
 }
+
+// TestUnlockAfterLossEndsWithLoss: the holder's node is deleted by someone
+// else and the holder unlocks before its watch tells it. Unlock reports the
+// loss, and the held context ends with it, not with ErrReleased; the same
+// for a semaphore's lease.
+func TestUnlockAfterLossEndsWithLoss(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	m := newMutex(t, s, root+"/lock")
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	ps, err := m.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 1)
+	require.NoError(t, admin.Delete(ps[0].Path, -1))
+	err = m.Unlock(held)
+	assert.ErrorIs(t, err, locks.ErrLockLost, "Unlock")
+	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost, "the held context")
+
+	sem := newSemaphore(t, s, root+"/sem", 1)
+	leases, err := sem.Acquire(bg(), 1)
+	require.NoError(t, err)
+	require.NoError(t, admin.Delete(leases[0].Node(), -1))
+	assert.ErrorIs(t, leases[0].Release(bg()), locks.ErrLockLost, "Lease.Release")
+	assert.ErrorIs(t, leases[0].Err(), locks.ErrLockLost, "Lease.Err")
+}
