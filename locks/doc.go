@@ -78,7 +78,10 @@
 // Curator's protocol; Revoked returns a channel that is closed when that
 // happens. It is cooperative: nothing is released until the holder calls
 // Unlock. There is no makeRevocable step: the first call to Revoked starts
-// watching, and sees a request written before it.
+// watching, and sees a request written before it. Revoke accepts only a
+// Mutex's or an RWMutex's node (a semaphore lease has nobody listening) and
+// returns ErrNotRevocable for anything else, or for a node that is gone; it
+// never writes over a recipe's own nodes.
 //
 // # Read/write lock, semaphores, multi-lock
 //

@@ -147,7 +147,8 @@ func enterShowingProgress(ctx context.Context, b *barriers.DoubleBarrier, timeou
 }
 
 // revokeCommand is `revoke PATH [NODE]`: ask the holders of the lock at
-// PATH, or the one NODE, to let go.
+// PATH, or the one NODE, to let go. It exits 1 when there is nothing to
+// revoke: nobody holds, or a node is gone or is not a lock node.
 func revokeCommand(g globals, args []string, stdout io.Writer) error {
 	fs := newFlagSet("revoke", &g)
 	pos, err := parseInterspersed(fs, args)
@@ -177,18 +178,27 @@ func revokeCommand(g globals, args []string, stdout io.Writer) error {
 			nodes = append(nodes, h.Node)
 		}
 		if len(nodes) == 0 {
-			return exitError{1, fmt.Errorf("nobody holds %s", pos[0])}
+			return exitError{exitNothing, fmt.Errorf("nobody holds %s", pos[0])}
 		}
 	}
+	var refused []error
 	for _, n := range nodes {
 		full := n
 		if n != "" && n[0] != '/' {
 			full = pos[0] + "/" + n
 		}
-		if err := locks.Revoke(ctx, sess, full); err != nil {
+		err := locks.Revoke(ctx, sess, full)
+		switch {
+		case errors.Is(err, locks.ErrNotRevocable):
+			refused = append(refused, err)
+			continue
+		case err != nil:
 			return err
 		}
 		fmt.Fprintf(stdout, "asked %s to let go\n", full)
+	}
+	if len(refused) > 0 {
+		return exitError{exitNothing, errors.Join(refused...)}
 	}
 	return nil
 }
