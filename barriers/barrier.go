@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -42,11 +43,21 @@ func (b *Barrier) Set(ctx context.Context) error {
 		return fmt.Errorf("barriers: set %s: %w", b.path, err)
 	}
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data)
-		if errors.Is(err, zk.ErrNodeExists) {
-			return nil
+		for {
+			_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data)
+			if !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
+			// Up already, unless the node is another recipe's path.
+			names, _, err := conn.Children(b.path)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue // removed meanwhile: put it up again
+			}
+			if err != nil {
+				return err
+			}
+			return layout.Check(b.path, names, layout.Barrier, ErrOtherRecipe)
 		}
-		return err
 	})
 	if err != nil {
 		return fmt.Errorf("barriers: set %s: %w", b.path, err)

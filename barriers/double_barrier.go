@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -17,7 +18,7 @@ import (
 
 // readyNode is the child of a double barrier that marks it open (Curator's
 // name): it exists once enough members have entered.
-const readyNode = "ready"
+const readyNode = layout.ReadyNode
 
 // A DoubleBarrier lets a group of processes start together and finish
 // together: Curator's DistributedDoubleBarrier, on the same nodes, so Go and
@@ -198,6 +199,10 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		}
 		if slices.Contains(names, readyNode) {
 			return true, nil
+		}
+		// Another recipe's nodes would count as members.
+		if err := layout.Check(b.path, names, layout.DoubleBarrier, ErrOtherRecipe); err != nil {
+			return false, err
 		}
 		if !slices.Contains(names, zpath.Base(b.node)) {
 			return false, fmt.Errorf("%w: %s", ErrMemberLost, b.node)

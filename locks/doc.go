@@ -115,6 +115,10 @@
 // for, except the one acquirer at a semaphore's gate, which watches the leases.
 // A semaphore's maximum is recorded as "maxLeases=N" in P's data.
 //
+// Recipes of different kinds on one path would not exclude each other, so
+// an acquire that finds another kind's nodes under P refuses with
+// ErrOtherRecipe and leaves nothing behind (see ErrOtherRecipe).
+//
 // # Curator compatibility
 //
 // The layouts, names, ordering, container parents and revocation protocol are

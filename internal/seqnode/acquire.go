@@ -36,6 +36,12 @@ type Spec struct {
 	// node goes, instead of applying the deletion to the listing it has.
 	// Only layouts where a node can appear ahead of a queued one need it.
 	Relist bool
+
+	// Refuse, if set, is given the names in the listing made right after
+	// our node was created; an error from it ends the acquire (our node is
+	// deleted). Locks use it to refuse a directory another recipe uses:
+	// of two recipes arriving at once, the later lister sees the other.
+	Refuse func(children []string) error
 }
 
 func (s Spec) siblings() []string {
