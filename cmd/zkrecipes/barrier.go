@@ -234,9 +234,12 @@ func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, c
 }
 
 // waitFailure maps a failed wait to an exit status: 75 on --timeout, 130 on
-// a signal, 69 otherwise (ZooKeeper failing, or the session lost).
+// a signal, 64 for a path another recipe uses, 69 otherwise (ZooKeeper
+// failing, or the session lost).
 func waitFailure(ctx context.Context, what string, err error) error {
 	switch {
+	case errors.Is(err, barriers.ErrOtherRecipe):
+		return usagef("%v", err)
 	case errors.Is(context.Cause(ctx), errTimedOut):
 		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", what)}
 	case ctx.Err() != nil:

@@ -260,7 +260,7 @@ func lockFailure(ctx context.Context, ops lockOps, err error) error {
 		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", ops.path)}
 	case ctx.Err() != nil:
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", ops.path)}
-	case errors.Is(err, locks.ErrMaxLeases):
+	case errors.Is(err, locks.ErrMaxLeases), errors.Is(err, locks.ErrOtherRecipe):
 		return usagef("%v", err)
 	}
 	return err
