@@ -81,7 +81,8 @@ its environment. If the lock is lost, CMD gets
 SIGTERM (SIGKILL 5s later) and zkrecipes exits 79.
 
 Exit status: CMD's own status (128+N if killed by signal N), or
-  64  bad usage            69  ZooKeeper unavailable, or the session lost
+  64  bad usage, or a path another kind of recipe uses
+  69  ZooKeeper unavailable, or the session lost
   75  timed out waiting     79  lock lost while CMD ran
   130 interrupted while waiting
   1   revoke: nothing to revoke (nobody holds, or NODE is gone or is not
