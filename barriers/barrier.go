@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -35,14 +36,28 @@ func (b *Barrier) Path() string { return b.path }
 
 // Set puts the barrier up: it creates the barrier's node (persistent, so it
 // outlives this session; its missing parents are created as containers). A
-// barrier that is already up is not an error.
+// barrier that is already up is not an error. A ctx that has already ended
+// gets its cause back, and nothing is created.
 func (b *Barrier) Set(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("barriers: set %s: %w", b.path, err)
+	}
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data)
-		if errors.Is(err, zk.ErrNodeExists) {
-			return nil
+		for {
+			_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data)
+			if !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
+			// Up already, unless the node is another recipe's path.
+			names, _, err := conn.Children(b.path)
+			if errors.Is(err, zk.ErrNoNode) {
+				continue // removed meanwhile: put it up again
+			}
+			if err != nil {
+				return err
+			}
+			return layout.Check(b.path, names, layout.Barrier, ErrOtherRecipe)
 		}
-		return err
 	})
 	if err != nil {
 		return fmt.Errorf("barriers: set %s: %w", b.path, err)
@@ -51,8 +66,12 @@ func (b *Barrier) Set(ctx context.Context) error {
 }
 
 // Remove takes the barrier down, releasing every waiter. A barrier that is
-// not up is not an error.
+// not up is not an error. A ctx that has already ended gets its cause back,
+// and the barrier stays as it is.
 func (b *Barrier) Remove(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("barriers: remove %s: %w", b.path, err)
+	}
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		return znode.IgnoreNoNode(conn.Delete(b.path, -1))
 	})
@@ -63,10 +82,14 @@ func (b *Barrier) Remove(ctx context.Context) error {
 }
 
 // Wait returns nil once the barrier is down, at once if it is not up. It
-// returns ctx's cause if ctx ends first, and the session's error if the
-// session ends first (expired, or cut off for the session timeout): a waiter
-// that cannot see the barrier is never told it has passed.
+// returns ctx's cause if ctx ends first (or has ended already), and the
+// session's error if the session ends first (expired, or cut off for the
+// session timeout): a waiter that cannot see the barrier is never told it
+// has passed.
 func (b *Barrier) Wait(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
+	}
 	for {
 		var up bool
 		var ev <-chan zk.Event

@@ -41,5 +41,7 @@
 //	DoubleBarrier at P  P/<uuid>           ephemeral, one per member
 //	                    P/ready            persistent, while the barrier is open
 //
-// Missing parents are created as container nodes.
+// Missing parents are created as container nodes. A double barrier whose
+// path holds a lock's nodes (which it would count as members), and a Barrier
+// whose node exists as a lock's directory, are refused with ErrOtherRecipe.
 package barriers

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -17,7 +18,7 @@ import (
 
 // readyNode is the child of a double barrier that marks it open (Curator's
 // name): it exists once enough members have entered.
-const readyNode = "ready"
+const readyNode = layout.ReadyNode
 
 // A DoubleBarrier lets a group of processes start together and finish
 // together: Curator's DistributedDoubleBarrier, on the same nodes, so Go and
@@ -101,11 +102,15 @@ func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
 // has entered, or at once if it is open already. If ctx ends or the session
 // ends first, Enter removes this member's node and returns the error; if the
 // barrier opened with this member counted in the meantime, Enter returns nil.
+// A ctx that has already ended gets its cause back, and nothing is created.
 func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.entered {
 		return fmt.Errorf("barriers: enter %s: %w", b.path, ErrEntered)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("barriers: enter %s: %w", b.path, err)
 	}
 	err := b.enter(ctx)
 	if err != nil && b.sess.Err() == nil {
@@ -194,6 +199,10 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		}
 		if slices.Contains(names, readyNode) {
 			return true, nil
+		}
+		// Another recipe's nodes would count as members.
+		if err := layout.Check(b.path, names, layout.DoubleBarrier, ErrOtherRecipe); err != nil {
+			return false, err
 		}
 		if !slices.Contains(names, zpath.Base(b.node)) {
 			return false, fmt.Errorf("%w: %s", ErrMemberLost, b.node)

@@ -10,6 +10,11 @@ var (
 	// created.
 	ErrInvalid = errors.New("barriers: invalid argument")
 
+	// ErrOtherRecipe is returned when a barrier's path is in use by a lock
+	// (or a double barrier's by a barrier of the other kind's children):
+	// the error names the node found. Nothing is left behind.
+	ErrOtherRecipe = errors.New("barriers: path used by another recipe")
+
 	// ErrEntered is returned by DoubleBarrier.Enter when this value has
 	// entered and not left yet.
 	ErrEntered = errors.New("barriers: already entered")

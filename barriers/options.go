@@ -17,8 +17,9 @@ type config struct {
 	dataSet bool
 }
 
-// WithData sets the data of the nodes the barrier creates. Default:
-// "host:pid" of this process.
+// WithData sets the data of the nodes the barrier creates. The constructor
+// keeps a copy: the caller may reuse the slice. Default: "host:pid" of this
+// process.
 func WithData(data []byte) Option {
 	return func(c *config) { c.data, c.dataSet = data, true }
 }

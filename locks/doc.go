@@ -68,7 +68,9 @@
 // session timeout; if ZooKeeper is unreachable that long, the session keeps
 // deleting in the background, or the node dies with the session). No node and
 // no goroutine is left behind. Requests already sent are not abandoned
-// midway: cancellation takes effect when the request in flight returns.
+// midway: cancellation takes effect when the request in flight returns. A
+// context that has already ended gets its cause back before any request:
+// nothing is created, and a held context that has ended does not re-enter.
 //
 // # Revocation
 //
@@ -76,7 +78,10 @@
 // Curator's protocol; Revoked returns a channel that is closed when that
 // happens. It is cooperative: nothing is released until the holder calls
 // Unlock. There is no makeRevocable step: the first call to Revoked starts
-// watching, and sees a request written before it.
+// watching, and sees a request written before it. Revoke accepts only a
+// Mutex's or an RWMutex's node (a semaphore lease has nobody listening) and
+// returns ErrNotRevocable for anything else, or for a node that is gone; it
+// never writes over a recipe's own nodes.
 //
 // # Read/write lock, semaphores, multi-lock
 //
@@ -109,6 +114,10 @@
 // The lowest sequence comes first; each waiter watches only the node it waits
 // for, except the one acquirer at a semaphore's gate, which watches the leases.
 // A semaphore's maximum is recorded as "maxLeases=N" in P's data.
+//
+// Recipes of different kinds on one path would not exclude each other, so
+// an acquire that finds another kind's nodes under P refuses with
+// ErrOtherRecipe and leaves nothing behind (see ErrOtherRecipe).
 //
 // # Curator compatibility
 //

@@ -128,8 +128,12 @@ func release(ctx context.Context, key holdKey) error {
 
 // acquire re-enters the hold that ctx carries for key, or queues a new node
 // with the engine. It returns the held context (see attach for src), or false
-// if wait is false and the lock is taken.
+// if wait is false and the lock is taken. A ctx that has ended neither
+// re-enters nor queues: the work it would guard has been abandoned.
 func acquire(ctx, src context.Context, sess *recipes.Session, key holdKey, spec seqnode.Spec, wait bool) (context.Context, bool, error) {
+	if err := context.Cause(ctx); err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", key.path, err)
+	}
 	if h := lookup(ctx, key); h != nil {
 		if err := h.enter(); err != nil {
 			return nil, false, fmt.Errorf("lock %s: %w", key.path, err)

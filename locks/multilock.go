@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -33,8 +34,8 @@ func NewMultiLock(members ...Locker) (*MultiLock, error) {
 	if len(members) == 0 {
 		return nil, fmt.Errorf("%w: a multi-lock needs at least one lock", ErrInvalid)
 	}
-	if slices.Contains(members, nil) {
-		return nil, fmt.Errorf("%w: nil lock in a multi-lock", ErrInvalid)
+	if i := slices.IndexFunc(members, isNil); i >= 0 {
+		return nil, fmt.Errorf("%w: lock %d of a multi-lock is nil (%T)", ErrInvalid, i, members[i])
 	}
 	sorted := slices.Clone(members)
 	slices.SortStableFunc(sorted, func(a, b Locker) int { return cmp.Compare(a.Path(), b.Path()) })
@@ -44,6 +45,16 @@ func NewMultiLock(members ...Locker) (*MultiLock, error) {
 		}
 	}
 	return &MultiLock{members: sorted}, nil
+}
+
+// isNil reports whether l is nil, or an interface holding a nil pointer (a
+// nil *Mutex), whose methods would panic.
+func isNil(l Locker) bool {
+	if l == nil {
+		return true
+	}
+	v := reflect.ValueOf(l)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // NewMultiMutex returns a MultiLock over a Mutex at each path (Curator's

@@ -6,6 +6,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
@@ -23,7 +24,7 @@ type Mutex struct {
 }
 
 // mutexLockName is the lock name of Curator's InterProcessMutex nodes.
-const mutexLockName = "lock-"
+const mutexLockName = layout.MutexLockName
 
 // NewMutex returns the mutex at path. It does no I/O: the path's nodes are
 // created when the lock is first taken. It fails, creating nothing, if sess is
@@ -35,9 +36,16 @@ func NewMutex(sess *recipes.Session, path string, opts ...Option) (*Mutex, error
 	}
 	return &Mutex{
 		sess: sess,
-		spec: seqnode.Spec{Dir: path, Prefix: mutexLockName, Data: cfg.data, Holds: seqnode.FirstN(1)},
+		spec: seqnode.Spec{Dir: path, Prefix: mutexLockName, Data: cfg.data, Holds: seqnode.FirstN(1), Refuse: refuseOthers(path, layout.Mutex)},
 		key:  holdKey{kind: "mutex", sess: sess, path: path},
 	}, nil
+}
+
+// refuseOthers returns the engine's check that no other recipe uses path.
+func refuseOthers(path string, own layout.Kind) func([]string) error {
+	return func(children []string) error {
+		return layout.Check(path, children, own, ErrOtherRecipe)
+	}
 }
 
 // Path returns the mutex's path.
@@ -54,7 +62,8 @@ func (m *Mutex) Path() string { return m.spec.Dir }
 // it, with cause ErrReleased.
 //
 // If ctx ends or an error occurs while waiting, Lock returns the error and
-// leaves no node behind.
+// leaves no node behind. If ctx has already ended, Lock returns its cause
+// at once: it sends no request, and does not re-enter either.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 	held, _, err := m.lock(ctx, true)
 	return held, err

@@ -20,7 +20,8 @@ type config struct {
 }
 
 // WithData sets the data stored in the lock's node, which Participants and
-// `zkrecipes inspect` show. Default: DefaultData().
+// `zkrecipes inspect` show. The constructor keeps a copy: the caller may
+// reuse the slice. Default: DefaultData().
 func WithData(data []byte) Option {
 	return func(c *config) { c.data, c.dataSet = data, true }
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -15,8 +16,8 @@ import (
 // The lock names of Curator's InterProcessReadWriteLock nodes. Both halves
 // queue in one directory, in one order.
 const (
-	readLockName  = "__READ__"
-	writeLockName = "__WRIT__"
+	readLockName  = layout.ReadLockName
+	writeLockName = layout.WriteLockName
 )
 
 // An RWMutex is a read/write lock shared by every process that uses the same
@@ -68,6 +69,7 @@ func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 		Siblings: []string{readLockName, writeLockName},
 		Data:     rw.data,
 		Holds:    holds,
+		Refuse:   refuseOthers(rw.path, layout.RWLock),
 	}
 }
 

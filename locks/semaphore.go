@@ -9,17 +9,19 @@ import (
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // The layout of Curator's InterProcessSemaphoreV2 under its path.
 const (
-	semaphoreGate   = "locks"  // a Mutex that one acquirer at a time holds while it waits
-	semaphoreLeases = "leases" // one node per lease
-	leaseLockName   = "lease-"
+	semaphoreGate   = layout.SemaphoreGate // a Mutex that one acquirer at a time holds while it waits
+	semaphoreLeases = layout.SemaphoreDir  // one node per lease
+	leaseLockName   = layout.LeaseLockName
 	maxLeasesPrefix = "maxLeases="
 )
 
@@ -108,18 +110,58 @@ func (s *Semaphore) acquire(ctx context.Context, n int, wait bool) (leases []*Le
 			err = wrapSemaphore(s.path, uerr)
 		}
 	}()
-	if err := s.agreeMax(gated); err != nil {
-		return nil, false, err
+	// Our gate node is under the path now, so a recipe of another kind
+	// that lists the path after us sees it, and refuses. Whether one came
+	// before us is checked while the leases are taken, at no wait; but on
+	// first use before agreeMax, which may write into the path's node.
+	first := !s.agreed.Load()
+	if first {
+		if err := s.firstUse(gated); err != nil {
+			return nil, false, wrapSemaphore(s.path, err)
+		}
 	}
+	g, gctx := errgroup.WithContext(gated)
+	if !first {
+		g.Go(func() error { return s.checkLayout(gctx) })
+	}
+	g.Go(func() error {
+		var err error
+		leases, ok, err = s.takeLeases(gctx, n, wait)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		releaseAll(leases)
+		return nil, false, wrapSemaphore(s.path, err)
+	}
+	return leases, ok, nil
+}
+
+// takeLeases takes n leases, or none; it runs under the gate.
+func (s *Semaphore) takeLeases(ctx context.Context, n int, wait bool) ([]*Lease, bool, error) {
+	var leases []*Lease
 	for len(leases) < n {
-		hold, err := seqnode.Acquire(gated, s.sess, s.leases, wait)
+		hold, err := seqnode.Acquire(ctx, s.sess, s.leases, wait)
 		if err != nil || hold == nil {
 			releaseAll(leases)
-			return nil, false, wrapSemaphore(s.path, err)
+			return nil, false, err
 		}
 		leases = append(leases, &Lease{hold: hold})
 	}
 	return leases, true, nil
+}
+
+// checkLayout refuses the path if another kind of recipe uses it.
+func (s *Semaphore) checkLayout(ctx context.Context) error {
+	var names []string
+	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		names, _, err = conn.Children(s.path)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("locks: list %s: %w", s.path, err)
+	}
+	return layout.Check(s.path, names, layout.Semaphore, ErrOtherRecipe)
 }
 
 func wrapSemaphore(path string, err error) error {
@@ -136,12 +178,17 @@ func releaseAll(leases []*Lease) {
 	}
 }
 
+// firstUse checks the path's layout, then agrees on the maximum.
+func (s *Semaphore) firstUse(ctx context.Context) error {
+	if err := s.checkLayout(ctx); err != nil {
+		return err
+	}
+	return s.agreeMax(ctx)
+}
+
 // agreeMax records the maximum in the path's node, or checks it against the
 // one recorded there. It runs under the gate, which created the node.
 func (s *Semaphore) agreeMax(ctx context.Context) error {
-	if s.agreed.Load() {
-		return nil
-	}
 	want := []byte(maxLeasesPrefix + strconv.Itoa(s.max))
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
@@ -165,7 +212,7 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 		}
 	})
 	if err != nil {
-		return wrapSemaphore(s.path, err)
+		return err
 	}
 	s.agreed.Store(true)
 	return nil

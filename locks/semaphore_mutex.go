@@ -11,7 +11,9 @@ import (
 
 // A SemaphoreMutex is a lock that is not reentrant: Curator's
 // InterProcessSemaphoreMutex, a Semaphore with one lease, on the same nodes.
-// Note that it does not exclude a Mutex on the same path: the layouts differ.
+// Its layout differs from a Mutex's, so the two would not exclude each other:
+// Lock refuses a path that a Mutex (or an RWMutex) uses, with ErrOtherRecipe,
+// and they refuse it likewise.
 //
 // Its held context can be handed to any goroutine, which may then Unlock it.
 // Lock with a context that already holds it fails at once with ErrReentrant,

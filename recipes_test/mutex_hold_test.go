@@ -112,7 +112,9 @@ func TestMutexRevocation(t *testing.T) {
 	h2, err := other.Lock(ctx)
 	require.NoError(t, err)
 	require.NoError(t, other.Unlock(h2))
-	assert.NoError(t, locks.Revoke(bg(), s, ps[0].Path), "revoking a gone node is not an error")
+	err = locks.Revoke(bg(), s, ps[0].Path)
+	assert.ErrorIs(t, err, locks.ErrNotRevocable, "a gone node has nothing to revoke")
+	assert.ErrorIs(t, err, zk.ErrNoNode)
 	assert.Nil(t, holder.Revoked(bg()))
 }
 
@@ -131,4 +133,68 @@ func TestMutexHeldContextFollowsParent(t *testing.T) {
 	_, err = m.Token(held)
 	require.NoError(t, err)
 	require.NoError(t, m.Unlock(held))
+}
+
+// TestUnlockAfterLossEndsWithLoss: the holder's node is deleted by someone
+// else and the holder unlocks before its watch tells it. Unlock reports the
+// loss, and the held context ends with it, not with ErrReleased; the same
+// for a semaphore's lease.
+func TestUnlockAfterLossEndsWithLoss(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	m := newMutex(t, s, root+"/lock")
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	ps, err := m.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 1)
+	require.NoError(t, admin.Delete(ps[0].Path, -1))
+	err = m.Unlock(held)
+	assert.ErrorIs(t, err, locks.ErrLockLost, "Unlock")
+	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost, "the held context")
+
+	sem := newSemaphore(t, s, root+"/sem", 1)
+	leases, err := sem.Acquire(bg(), 1)
+	require.NoError(t, err)
+	require.NoError(t, admin.Delete(leases[0].Node(), -1))
+	assert.ErrorIs(t, leases[0].Release(bg()), locks.ErrLockLost, "Lease.Release")
+	assert.ErrorIs(t, leases[0].Err(), locks.ErrLockLost, "Lease.Err")
+}
+
+// TestRevokeOnlyLockNodes: Revoke refuses, and leaves untouched, whatever is
+// not a lock node a holder could be listening on: a semaphore's path with
+// its recorded maximum, its lease nodes, a barrier, a node that does not
+// exist.
+func TestRevokeOnlyLockNodes(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	sem := newSemaphore(t, s, root+"/sem", 3)
+	leases, err := sem.Acquire(bg(), 1)
+	require.NoError(t, err)
+	b := newBarrier(t, s, root+"/barrier")
+	require.NoError(t, b.Set(bg()))
+
+	for _, p := range []string{root + "/sem", root + "/sem/leases", leases[0].Node(), root + "/barrier", root} {
+		before, _, err := admin.Get(p)
+		require.NoError(t, err)
+		err = locks.Revoke(bg(), s, p)
+		assert.ErrorIs(t, err, locks.ErrNotRevocable, p)
+		after, _, err := admin.Get(p)
+		require.NoError(t, err)
+		assert.Equal(t, string(before), string(after), "Revoke changed %s", p)
+	}
+	for _, p := range []string{root + "/sem/bogus", root + "/lock/_c_0b9a4f1e-6c1d-4d5e-9f00-1a2b3c4d5e6f-lock-0000000007"} {
+		err := locks.Revoke(bg(), s, p)
+		assert.ErrorIs(t, err, locks.ErrNotRevocable, p)
+		ok, _, err := admin.Exists(p)
+		require.NoError(t, err)
+		assert.False(t, ok, "Revoke created %s", p)
+	}
+	err = locks.Revoke(bg(), s, root+"/lock/_c_0b9a4f1e-6c1d-4d5e-9f00-1a2b3c4d5e6f-lock-0000000007")
+	assert.ErrorIs(t, err, zk.ErrNoNode, "a lock node that is gone says so")
+
+	require.NoError(t, leases[0].Release(bg()))
+	require.NoError(t, b.Remove(bg()))
 }

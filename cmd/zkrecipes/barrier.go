@@ -149,7 +149,8 @@ func enterShowingProgress(ctx context.Context, b *barriers.DoubleBarrier, timeou
 }
 
 // revokeCommand is `revoke PATH [NODE]`: ask the holders of the lock at
-// PATH, or the one NODE, to let go.
+// PATH, or the one NODE, to let go. It exits 1 when there is nothing to
+// revoke: nobody holds, or a node is gone or is not a lock node.
 func revokeCommand(g globals, args []string, stdout io.Writer) error {
 	fs := newFlagSet("revoke", &g)
 	pos, err := parseInterspersed(fs, args)
@@ -179,18 +180,27 @@ func revokeCommand(g globals, args []string, stdout io.Writer) error {
 			nodes = append(nodes, h.Node)
 		}
 		if len(nodes) == 0 {
-			return exitError{1, fmt.Errorf("nobody holds %s", pos[0])}
+			return exitError{exitNothing, fmt.Errorf("nobody holds %s", pos[0])}
 		}
 	}
+	var refused []error
 	for _, n := range nodes {
 		full := n
 		if n != "" && n[0] != '/' {
 			full = pos[0] + "/" + n
 		}
-		if err := locks.Revoke(ctx, sess, full); err != nil {
+		err := locks.Revoke(ctx, sess, full)
+		switch {
+		case errors.Is(err, locks.ErrNotRevocable):
+			refused = append(refused, err)
+			continue
+		case err != nil:
 			return err
 		}
 		fmt.Fprintf(stdout, "asked %s to let go\n", full)
+	}
+	if len(refused) > 0 {
+		return exitError{exitNothing, errors.Join(refused...)}
 	}
 	return nil
 }
@@ -226,9 +236,12 @@ func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, c
 }
 
 // waitFailure maps a failed wait to an exit status: 75 on --timeout, 130 on
-// a signal, 69 otherwise (ZooKeeper failing, or the session lost).
+// a signal, 64 for a path another recipe uses, 69 otherwise (ZooKeeper
+// failing, or the session lost).
 func waitFailure(ctx context.Context, what string, err error) error {
 	switch {
+	case errors.Is(err, barriers.ErrOtherRecipe):
+		return usagef("%v", err)
 	case errors.Is(context.Cause(ctx), errTimedOut):
 		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", what)}
 	case ctx.Err() != nil:

@@ -104,6 +104,43 @@ func TestRevokeStopsARevocableHolder(t *testing.T) {
 	assert.Equal(t, 1, code, "nobody holds it")
 }
 
+// TestRevokeRefusesWhatIsNotALockNode: revoking a node that does not exist
+// or is not a lock node exits 1 and changes nothing; a holder that does not
+// listen keeps its lock, and inspect says a revocation was asked for.
+func TestRevokeRefusesWhatIsNotALockNode(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	lock, sem := root+"/lock", root+"/sem"
+	holder := command(t, "lock", lock, "--", "sleep", "30")
+	require.NoError(t, holder.Start())
+	defer stop(holder)
+	leaseHolder := command(t, "semaphore", sem, "--leases", "3", "--", "sleep", "30")
+	require.NoError(t, leaseHolder.Start())
+	defer stop(leaseHolder)
+	waitNodes(t, admin, lock, 1)
+	waitNodes(t, admin, sem+"/leases", 1)
+
+	for _, args := range [][]string{{lock, lock + "/bogus"}, {lock, "bogus"}, {sem, sem}, {sem}} {
+		code, stdout, stderr := zkrecipes(t, append([]string{"revoke"}, args...)...)
+		assert.Equal(t, 1, code, "revoke %q: %s", args, stderr)
+		assert.Contains(t, stderr, "not a revocable lock node", "revoke %q", args)
+		assert.NotContains(t, stdout, "asked", "revoke %q", args)
+	}
+	ok, _, err := admin.Exists(lock + "/bogus")
+	require.NoError(t, err)
+	assert.False(t, ok)
+	data, _, err := admin.Get(sem)
+	require.NoError(t, err)
+	assert.Equal(t, "maxLeases=3", string(data), "the semaphore's record")
+
+	code, _, stderr := zkrecipes(t, "revoke", lock)
+	require.Equal(t, 0, code, stderr)
+	code, stdout, _ := zkrecipes(t, "inspect", lock)
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "revocation requested")
+	assert.NotContains(t, stdout, "held by __REVOKE__")
+}
+
 func TestBarrierBadUsageExits64AndCreatesNothing(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	root := zktest.Root(t, admin)

@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
@@ -30,22 +31,23 @@ type inspected struct {
 
 // inspection is what inspect finds at a path.
 type inspection struct {
-	Path      string      `json:"path"`
-	Type      string      `json:"type"`              // mutex, rwlock, semaphore, barrier, double-barrier, or none
-	Members   []inspected `json:"members,omitempty"` // of a double barrier
-	Open      bool        `json:"open,omitempty"`    // a double barrier's ready node exists
-	MaxLeases int         `json:"max_leases,omitempty"`
-	Holder    *inspected  `json:"holder"` // the first holder, or null
-	Holders   []inspected `json:"holders"`
-	Waiters   []inspected `json:"waiters"`
+	Path      string       `json:"path"`
+	Type      string       `json:"type"`              // mutex, rwlock, semaphore, barrier, double-barrier, mixed, or none
+	Parts     []inspection `json:"parts,omitempty"`   // of a mixed path: each recipe found there
+	Members   []inspected  `json:"members,omitempty"` // of a double barrier
+	Open      bool         `json:"open,omitempty"`    // a double barrier's ready node exists
+	MaxLeases int          `json:"max_leases,omitempty"`
+	Holder    *inspected   `json:"holder"` // the first holder, or null
+	Holders   []inspected  `json:"holders"`
+	Waiters   []inspected  `json:"waiters"`
 }
 
 // The layouts inspect knows, by lock name.
 var kinds = map[string]string{
-	"lock-":    "lock",
-	"__READ__": "read",
-	"__WRIT__": "write",
-	"lease-":   "lease",
+	layout.MutexLockName: "lock",
+	layout.ReadLockName:  "read",
+	layout.WriteLockName: "write",
+	layout.LeaseLockName: "lease",
 }
 
 func inspectCommand(g globals, args []string, stdout io.Writer) error {
@@ -81,6 +83,20 @@ func inspectCommand(g globals, args []string, stdout io.Writer) error {
 
 func printInspection(w io.Writer, in inspection) {
 	switch in.Type {
+	case "mixed":
+		kinds := make([]string, len(in.Parts))
+		for i, part := range in.Parts {
+			kinds[i] = part.Type
+		}
+		fmt.Fprintf(w, "%s: mixed: used by %s at once, which do not exclude each other\n", in.Path, strings.Join(kinds, " and "))
+		for _, part := range in.Parts {
+			var b strings.Builder
+			printInspection(&b, part)
+			for line := range strings.Lines(b.String()) {
+				fmt.Fprint(w, "  "+line)
+			}
+		}
+		return
 	case "barrier":
 		fmt.Fprintf(w, "%s: barrier, up\n", in.Path)
 		return
@@ -113,7 +129,10 @@ func printInspection(w io.Writer, in inspection) {
 	}
 }
 
-// describe reads the recipe at p, whichever of Curator's layouts it has.
+// describe reads the recipe at p, whichever of Curator's layouts it has. A
+// path that several recipes use at once (which do not exclude each other)
+// is "mixed": each one's own description is in Parts, and the top level
+// lists all their holders and waiters.
 func describe(ctx context.Context, sess *recipes.Session, p string) (inspection, error) {
 	in := inspection{Path: p, Type: "none", Holders: []inspected{}, Waiters: []inspected{}}
 	var names []string
@@ -132,18 +151,49 @@ func describe(ctx context.Context, sess *recipes.Session, p string) (inspection,
 	case err != nil:
 		return in, fmt.Errorf("inspect %s: %w", p, err)
 	}
-	var nodes []inspected
-	switch {
-	case slices.Contains(names, "leases") || slices.Contains(names, "locks"):
-		in.Type = "semaphore"
-		if n, ok := strings.CutPrefix(string(data), "maxLeases="); ok {
-			in.MaxLeases, _ = strconv.Atoi(n)
+	kinds := layout.Present(names)
+	switch len(kinds) {
+	case 0:
+		if len(names) == 0 && len(data) > 0 {
+			// A barrier is a node with data (who set it) and no
+			// children; an empty lock directory has neither.
+			in.Type = "barrier"
 		}
-		leases, err := participants(ctx, sess, p+"/leases", "lease-")
+		return in, nil
+	case 1:
+		return describeKind(ctx, sess, in, kinds[0], names, data)
+	}
+	in.Type = "mixed"
+	for _, k := range kinds {
+		part, err := describeKind(ctx, sess, inspection{Path: p, Holders: []inspected{}, Waiters: []inspected{}}, k, names, data)
 		if err != nil {
 			return in, err
 		}
-		gate, err := participants(ctx, sess, p+"/locks", "lock-")
+		in.Parts = append(in.Parts, part)
+		in.Holders = append(in.Holders, part.Holders...)
+		in.Waiters = append(in.Waiters, part.Waiters...)
+	}
+	if len(in.Holders) > 0 {
+		in.Holder = &in.Holders[0]
+	}
+	return in, nil
+}
+
+// describeKind fills in with what the recipe of kind k has at in.Path, whose
+// children are names and data is data.
+func describeKind(ctx context.Context, sess *recipes.Session, in inspection, k layout.Kind, names []string, data []byte) (inspection, error) {
+	p := in.Path
+	in.Type = string(k)
+	switch k {
+	case layout.Semaphore:
+		if n, ok := strings.CutPrefix(string(data), "maxLeases="); ok {
+			in.MaxLeases, _ = strconv.Atoi(n)
+		}
+		leases, err := participants(ctx, sess, p+"/"+layout.SemaphoreDir, layout.LeaseLockName)
+		if err != nil {
+			return in, err
+		}
+		gate, err := participants(ctx, sess, p+"/"+layout.SemaphoreGate, layout.MutexLockName)
 		if err != nil {
 			return in, err
 		}
@@ -156,39 +206,30 @@ func describe(ctx context.Context, sess *recipes.Session, p string) (inspection,
 		if len(gate) > 1 { // the first at the gate is the waiting lease
 			in.Waiters = append(in.Waiters, gate[1:]...)
 		}
-	case slices.ContainsFunc(names, func(n string) bool {
-		return strings.Contains(n, "__READ__") || strings.Contains(n, "__WRIT__")
-	}):
-		in.Type = "rwlock"
-		if nodes, err = participants(ctx, sess, p, "__READ__", "__WRIT__"); err != nil {
+	case layout.RWLock:
+		nodes, err := participants(ctx, sess, p, layout.ReadLockName, layout.WriteLockName)
+		if err != nil {
 			return in, err
 		}
 		held := rwHolders(nodes)
 		in.Holders, in.Waiters = nodes[:held], append(in.Waiters, nodes[held:]...)
-	case isDoubleBarrier(names):
-		in.Type = "double-barrier"
-		in.Open = slices.Contains(names, readyNode)
+	case layout.DoubleBarrier:
+		in.Open = slices.Contains(names, layout.ReadyNode)
 		members, err := participants(ctx, sess, p)
 		if err != nil {
 			return in, err
 		}
-		in.Members = slices.DeleteFunc(members, func(m inspected) bool { return m.Node == readyNode })
+		in.Members = slices.DeleteFunc(members, func(m inspected) bool { return layout.Of(m.Node) != layout.DoubleBarrier || m.Node == layout.ReadyNode })
 		for i := range in.Members {
 			in.Members[i].Kind = "member"
 		}
-	default:
-		if nodes, err = participants(ctx, sess, p, "lock-"); err != nil {
+	case layout.Mutex:
+		nodes, err := participants(ctx, sess, p, layout.MutexLockName)
+		if err != nil {
 			return in, err
 		}
-		switch {
-		case len(nodes) > 0:
-			in.Type = "mutex"
-			in.Holders, in.Waiters = nodes[:1], append(in.Waiters, nodes[1:]...)
-		case len(names) == 0 && len(data) > 0:
-			// A barrier is a node with data (who set it) and no
-			// children; an empty lock directory has neither.
-			in.Type = "barrier"
-		}
+		held := min(1, len(nodes))
+		in.Holders, in.Waiters = nodes[:held], append(in.Waiters, nodes[held:]...)
 	}
 	if len(in.Holders) > 0 {
 		in.Holder = &in.Holders[0]
@@ -209,11 +250,15 @@ func rwHolders(nodes []inspected) int {
 	return len(nodes)
 }
 
-// participants reads the nodes of dir in queue order.
+// participants reads the nodes of dir in queue order: those with one of
+// lockNames, or every node if none is given.
 func participants(ctx context.Context, sess *recipes.Session, dir string, lockNames ...string) ([]inspected, error) {
 	ps, err := seqnode.Participants(ctx, sess, dir, lockNames...)
 	if err != nil {
 		return nil, err
+	}
+	if len(lockNames) > 0 {
+		ps = slices.DeleteFunc(ps, func(q seqnode.Participant) bool { return q.Kind == "" })
 	}
 	now := time.Now()
 	out := make([]inspected, len(ps))
@@ -228,43 +273,4 @@ func participants(ctx context.Context, sess *recipes.Session, dir string, lockNa
 		}
 	}
 	return out, nil
-}
-
-// readyNode marks an open double barrier.
-const readyNode = "ready"
-
-// isDoubleBarrier reports whether names are a double barrier's children:
-// members named by bare UUIDs, and perhaps the ready node.
-func isDoubleBarrier(names []string) bool {
-	members := 0
-	for _, n := range names {
-		switch {
-		case n == readyNode:
-		case uuidShaped(n):
-			members++
-		default:
-			return false
-		}
-	}
-	return members > 0 || len(names) > 0
-}
-
-// uuidShaped reports whether s looks like Java's UUID.toString.
-func uuidShaped(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, r := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if r != '-' {
-				return false
-			}
-		default:
-			if !strings.ContainsRune("0123456789abcdef", r) {
-				return false
-			}
-		}
-	}
-	return true
 }

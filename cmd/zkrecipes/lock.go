@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -263,7 +265,7 @@ func lockFailure(ctx context.Context, ops lockOps, err error) error {
 		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", ops.path)}
 	case ctx.Err() != nil:
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", ops.path)}
-	case errors.Is(err, locks.ErrMaxLeases):
+	case errors.Is(err, locks.ErrMaxLeases), errors.Is(err, locks.ErrOtherRecipe):
 		return usagef("%v", err)
 	}
 	return err
@@ -271,8 +273,13 @@ func lockFailure(ctx context.Context, ops lockOps, err error) error {
 
 // dataLabel shows node data as text when it is short and printable.
 func dataLabel(data []byte) string {
-	if len(data) == 0 {
+	switch {
+	case len(data) == 0:
 		return "(no data)"
+	case bytes.Equal(data, seqnode.RevokeData):
+		// Curator's protocol writes the request over the holder's
+		// data: who it was is gone.
+		return "<unknown> (revocation requested)"
 	}
 	if len(data) > 80 {
 		return fmt.Sprintf("(%d bytes)", len(data))

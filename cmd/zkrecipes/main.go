@@ -31,6 +31,7 @@ import (
 
 // Exit codes of zkrecipes itself; any other status is the command's own.
 const (
+	exitNothing     = 1   // revoke: nobody holds, or the node is gone or is no lock node
 	exitUsage       = 64  // bad command line (sysexits EX_USAGE)
 	exitUnavailable = 69  // ZooKeeper unreachable or failing (EX_UNAVAILABLE)
 	exitTimeout     = 75  // --timeout passed before the lock was held (EX_TEMPFAIL)
@@ -58,7 +59,10 @@ wlock also --revocable: stop CMD when someone revokes the lock):
   barrier set|remove|wait PATH
         put up, take down, or wait for the removal of the barrier at PATH
   revoke PATH [NODE]
-        ask the holders of the lock at PATH (or the one NODE) to let go
+        ask the holders of the lock at PATH (or the one NODE) to let go;
+        only mutex and read/write lock nodes can be revoked. A holder that
+        does not listen keeps its lock; inspect then shows "revocation
+        requested" in place of its data
   inspect PATH [--json]
         show what is at PATH: a lock's holders and waiters, a barrier, or a
         double barrier's members
@@ -77,9 +81,12 @@ its environment. If the lock is lost, CMD gets
 SIGTERM (SIGKILL 5s later) and zkrecipes exits 79.
 
 Exit status: CMD's own status (128+N if killed by signal N), or
-  64  bad usage            69  ZooKeeper unavailable, or the session lost
+  64  bad usage, or a path another kind of recipe uses
+  69  ZooKeeper unavailable, or the session lost
   75  timed out waiting     79  lock lost while CMD ran
   130 interrupted while waiting
+  1   revoke: nothing to revoke (nobody holds, or NODE is gone or is not
+      a mutex or read/write lock node)
 `
 
 // globals are the flags every command shares.

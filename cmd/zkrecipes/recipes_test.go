@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -161,4 +163,68 @@ func waitHeld(t *testing.T, path string) {
 		_, stdout, _ := zkrecipes(t, "inspect", "--json", path)
 		return strings.Contains(stdout, `"holder": {`)
 	})
+}
+
+// TestInspectShowsAMixedPath: a mutex held by zkrecipes and a semaphore
+// lease made by a client that does not check (an older one, or Curator) on
+// one path: inspect shows both, and says they do not exclude each other.
+func TestInspectShowsAMixedPath(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/p"
+	holder := command(t, "lock", path, "--data", "go-holder", "--", "sleep", "30")
+	require.NoError(t, holder.Start())
+	defer stop(holder)
+	waitNodes(t, admin, path, 1)
+	_, err := admin.CreateContainer(path+"/leases", nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	lease, err := admin.Create(path+"/leases/_c_0b9a4f1e-6c1d-4d5e-9f00-1a2b3c4d5e6f-lease-", []byte("java-holder"),
+		zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, admin.Delete(lease, -1)) }()
+
+	code, stdout, stderr := zkrecipes(t, "inspect", path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "mixed: used by mutex and semaphore at once")
+	assert.Contains(t, stdout, "go-holder")
+	assert.Contains(t, stdout, "java-holder")
+	assert.NotContains(t, stdout, "free (semaphore)")
+
+	code, stdout, stderr = zkrecipes(t, "inspect", "--json", path)
+	require.Equal(t, 0, code, stderr)
+	var in struct {
+		Type    string
+		Parts   []struct{ Type string }
+		Holders []struct{ Data string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &in), stdout)
+	assert.Equal(t, "mixed", in.Type)
+	require.Len(t, in.Parts, 2, stdout)
+	assert.Equal(t, "mutex", in.Parts[0].Type)
+	assert.Equal(t, "semaphore", in.Parts[1].Type)
+	assert.Len(t, in.Holders, 2, stdout)
+}
+
+// TestOtherRecipeOnAHeldPathExits64: while `lock` holds a path, `wlock` and
+// `semaphore-mutex` on it are refused (they would not exclude the holder)
+// and leave nothing behind; so is `barrier set`.
+func TestOtherRecipeOnAHeldPathExits64(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/p"
+	holder := command(t, "lock", path, "--", "sleep", "30")
+	require.NoError(t, holder.Start())
+	defer stop(holder)
+	waitNodes(t, admin, path, 1)
+	before := lockNodes(t, admin, path)
+	for _, args := range [][]string{
+		{"wlock", path, "--timeout", "10s", "--", "true"},
+		{"semaphore-mutex", path, "--timeout", "10s", "--", "true"},
+		{"barrier", "set", path},
+	} {
+		code, _, stderr := zkrecipes(t, args...)
+		assert.Equal(t, 64, code, "%q: %s", args, stderr)
+		assert.Contains(t, stderr, "path used by another recipe", "%q", args)
+		assert.Contains(t, stderr, "mutex's node", "%q", args)
+	}
+	assert.Equal(t, before, slices.DeleteFunc(lockNodes(t, admin, path), func(n string) bool { return n == "locks" }),
+		"a refused recipe left a node (an empty container apart)")
 }

@@ -36,6 +36,12 @@ type Spec struct {
 	// node goes, instead of applying the deletion to the listing it has.
 	// Only layouts where a node can appear ahead of a queued one need it.
 	Relist bool
+
+	// Refuse, if set, is given the names in the listing made right after
+	// our node was created; an error from it ends the acquire (our node is
+	// deleted). Locks use it to refuse a directory another recipe uses:
+	// of two recipes arriving at once, the later lister sees the other.
+	Refuse func(children []string) error
 }
 
 func (s Spec) siblings() []string {
@@ -53,11 +59,18 @@ var errRequeue = errors.New("waiting node deleted; queueing again")
 // If wait is false it does not wait: when the lock is not free it returns
 // (nil, nil).
 //
-// Whenever Acquire returns without a Hold, our node has been deleted, or, if
-// ZooKeeper cannot be reached in time, the session deletes it in the
-// background as soon as it can (or it dies with the session).
+// A ctx that has already ended makes Acquire return its cause before any
+// request: nothing is created. Whenever Acquire returns without a Hold, our
+// node has been deleted, or, if ZooKeeper cannot be reached in time, the
+// session deletes it in the background as soon as it can (or it dies with
+// the session).
 func Acquire(ctx context.Context, sess *recipes.Session, spec Spec, wait bool) (*Hold, error) {
 	for {
+		// Session.Retry tries its operation once before it looks at
+		// ctx, so an ended ctx would still create our node.
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
 		if err := sess.Err(); err != nil {
 			return nil, err
 		}

@@ -123,6 +123,11 @@ func listWatched(ctx context.Context, sess *recipes.Session, spec Spec) (watched
 	case err != nil:
 		return l, fmt.Errorf("locks: list %s: %w", spec.Dir, err)
 	}
+	if spec.Refuse != nil {
+		if err := spec.Refuse(names); err != nil {
+			return l, err
+		}
+	}
 	l.nodes = ParseAll(names, spec.siblings()...)
 	return l, nil
 }

@@ -238,19 +238,52 @@ func (h *Hold) watchData(ctx context.Context) (<-chan zk.Event, bool) {
 
 // Release deletes our node, retrying across connection loss until ZooKeeper
 // confirms it is gone, and ends the hold. If ctx ends first, the session
-// finishes the delete in the background and Release returns ctx's cause. If
-// the hold had already been lost, Release still removes what is left and
-// returns the loss.
+// finishes the delete in the background and Release returns ctx's cause.
+//
+// If the hold had been lost (noticed or not: the node was already gone when
+// the delete reached it, or the session has ended), the hold ends with the
+// loss, not with ErrReleased, and Release returns it: the watcher is stopped
+// before the delete, so the delete's answer is the last word on the node.
 func (h *Hold) Release(ctx context.Context) error {
 	h.stop()
 	h.wg.Wait()
-	err := h.sess.Delete(ctx, h.path)
-	if sessErr := h.sess.Err(); sessErr != nil && err != nil && errors.Is(err, sessErr) {
-		// The session ended while we held: the node died with it.
-		err = fmt.Errorf("%w: %w", ErrLost, sessErr)
+	err := h.delete(ctx)
+	if !errors.Is(err, ErrLost) {
+		if earlier := h.end(ErrReleased); earlier != nil {
+			return earlier
+		}
+		return err
 	}
-	if earlier := h.end(ErrReleased); earlier != nil {
+	if earlier := h.end(err); earlier != nil {
 		return earlier
+	}
+	return err
+}
+
+// delete deletes our node. Its error wraps ErrLost if the node was gone
+// already: deleted by someone else, or with the session. Only the first
+// try's "no node" proves that; after a retry it may be our own delete,
+// applied before its reply was lost.
+func (h *Hold) delete(ctx context.Context) error {
+	first, gone := true, false
+	err := h.sess.Retry(ctx, func(conn *zk.Conn) error {
+		err := conn.Delete(h.path, -1)
+		if errors.Is(err, zk.ErrNoNode) {
+			gone, err = first, nil
+		}
+		first = false
+		return err
+	})
+	switch sessErr := h.sess.Err(); {
+	case gone:
+		return fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
+	case err != nil && sessErr != nil && errors.Is(err, sessErr):
+		// The session ended while we held: the node died with it.
+		return fmt.Errorf("%w: %w", ErrLost, sessErr)
+	case err != nil && ctx.Err() != nil:
+		// Hand the delete to the session, which goes on in the
+		// background.
+		return h.sess.Delete(ctx, h.path)
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package znode
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,8 +61,9 @@ func DefaultData() []byte {
 }
 
 // CheckArgs checks what every recipe constructor is given: a session, a
-// valid path, and data within MaxDataSize (DefaultData if not set). Its
-// errors wrap invalid, the recipe package's own sentinel.
+// valid path, and data within MaxDataSize (DefaultData if not set). It
+// returns its own copy of the data. Its errors wrap invalid, the recipe
+// package's own sentinel.
 func CheckArgs(sess *recipes.Session, path string, data []byte, dataSet bool, invalid error) ([]byte, error) {
 	if sess == nil {
 		return nil, fmt.Errorf("%w: nil session", invalid)
@@ -75,5 +77,7 @@ func CheckArgs(sess *recipes.Session, path string, data []byte, dataSet bool, in
 	if len(data) > MaxDataSize {
 		return nil, fmt.Errorf("%w: node data is %d bytes, more than MaxDataSize (%d)", invalid, len(data), MaxDataSize)
 	}
-	return data, nil
+	// A copy, as Curator makes (CURATOR-140): the caller may reuse its
+	// buffer, and every node the recipe creates must carry what was given.
+	return bytes.Clone(data), nil
 }

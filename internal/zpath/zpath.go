@@ -12,9 +12,14 @@ import (
 // ErrInvalid is wrapped by every error Validate returns.
 var ErrInvalid = errors.New("invalid ZooKeeper path")
 
+// Reserved is the tree ZooKeeper keeps for itself (quotas, the ensemble's
+// configuration): no recipe may live in it.
+const Reserved = "/zookeeper"
+
 // Validate reports whether p is a path ZooKeeper accepts for a node: absolute,
 // not the root, no trailing or doubled '/', no "." or ".." segment, valid
-// UTF-8 and none of the characters ZooKeeper forbids.
+// UTF-8 and none of the characters ZooKeeper forbids. It also refuses
+// Reserved and everything under it.
 func Validate(p string) error {
 	switch {
 	case p == "":
@@ -23,6 +28,8 @@ func Validate(p string) error {
 		return fmt.Errorf("%w: %q is not absolute (must start with '/')", ErrInvalid, p)
 	case p == "/":
 		return fmt.Errorf("%w: the root %q cannot hold a recipe", ErrInvalid, p)
+	case p == Reserved || strings.HasPrefix(p, Reserved+"/"):
+		return fmt.Errorf("%w: %q is in ZooKeeper's reserved tree %s", ErrInvalid, p, Reserved)
 	case strings.HasSuffix(p, "/"):
 		return fmt.Errorf("%w: %q ends with '/'", ErrInvalid, p)
 	case !utf8.ValidString(p):

@@ -24,3 +24,16 @@ func TestAncestorsAndBase(t *testing.T) {
 	assert.Equal(t, "c", Base("/a/b/c"))
 	assert.Equal(t, "/a/b", Join("/a", "b"))
 }
+
+// TestValidateRefusesReservedTree: /zookeeper belongs to the server (quotas,
+// the ensemble's configuration); a name that only starts the same way is fine.
+func TestValidateRefusesReservedTree(t *testing.T) {
+	for _, bad := range []string{"/zookeeper", "/zookeeper/quota", "/zookeeper/a/b"} {
+		err := Validate(bad)
+		assert.ErrorIs(t, err, ErrInvalid, "%q", bad)
+		assert.ErrorContains(t, err, "reserved", "%q", bad)
+	}
+	for _, ok := range []string{"/zookeeperx", "/zookeeper-locks/a", "/a/zookeeper"} {
+		assert.NoError(t, Validate(ok), ok)
+	}
+}

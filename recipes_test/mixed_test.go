@@ -1,0 +1,163 @@
+package recipes_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/barriers"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// liveNodes returns every node under p (p included) that a session owns,
+// with its data: what a recipe leaves behind, containers aside.
+func liveNodes(t *testing.T, conn *zk.Conn, p string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var walk func(string)
+	walk = func(p string) {
+		data, st, err := conn.Get(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			return
+		}
+		require.NoError(t, err)
+		if st.EphemeralOwner > 0 || len(data) > 0 {
+			out[p] = string(data)
+		}
+		for _, c := range children(t, conn, p) {
+			walk(p + "/" + c)
+		}
+	}
+	walk(p)
+	return out
+}
+
+// recipeUse is one recipe taking a path: it returns a release, or an error.
+// Uses of one kind share a layout (the read and write halves of one lock).
+type recipeUse struct {
+	name, kind string
+	take       func(ctx context.Context, s *recipes.Session, path string) (func() error, error)
+}
+
+func lockerUse(name, kind string, newLocker func(*recipes.Session, string) (locks.Locker, error)) recipeUse {
+	return recipeUse{name, kind, func(ctx context.Context, s *recipes.Session, path string) (func() error, error) {
+		l, err := newLocker(s, path)
+		if err != nil {
+			return nil, err
+		}
+		held, err := l.Lock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return func() error { return l.Unlock(held) }, nil
+	}}
+}
+
+var (
+	mutexUse = lockerUse("mutex", "mutex", func(s *recipes.Session, p string) (locks.Locker, error) { return locks.NewMutex(s, p) })
+	writeUse = lockerUse("write lock", "rwlock", func(s *recipes.Session, p string) (locks.Locker, error) { return locks.NewRWMutex(s, p) })
+	readUse  = lockerUse("read lock", "rwlock", func(s *recipes.Session, p string) (locks.Locker, error) {
+		rw, err := locks.NewRWMutex(s, p)
+		if err != nil {
+			return nil, err
+		}
+		return rw.RLocker(), nil
+	})
+	semMutexUse = lockerUse("semaphore mutex", "semaphore", func(s *recipes.Session, p string) (locks.Locker, error) { return locks.NewSemaphoreMutex(s, p) })
+	semUse      = recipeUse{"semaphore", "semaphore", func(ctx context.Context, s *recipes.Session, p string) (func() error, error) {
+		sem, err := locks.NewSemaphore(s, p, 3)
+		if err != nil {
+			return nil, err
+		}
+		leases, err := sem.Acquire(ctx, 1)
+		if err != nil {
+			return nil, err
+		}
+		return func() error { return leases[0].Release(bg()) }, nil
+	}}
+	// A double barrier for one member opens at once: it takes the path.
+	doubleUse = recipeUse{"double barrier", "double-barrier", func(ctx context.Context, s *recipes.Session, p string) (func() error, error) {
+		db, err := barriers.NewDoubleBarrier(s, p, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := db.Enter(ctx); err != nil {
+			return nil, err
+		}
+		return func() error {
+			// Bounded: foreign nodes under the path would keep it waiting.
+			ctx, cancel := context.WithTimeout(bg(), waitLong)
+			defer cancel()
+			return db.Leave(ctx)
+		}, nil
+	}}
+	barrierUse = recipeUse{"barrier", "barrier", func(ctx context.Context, s *recipes.Session, p string) (func() error, error) {
+		b, err := barriers.NewBarrier(s, p)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.Set(ctx); err != nil {
+			return nil, err
+		}
+		return func() error { return b.Remove(bg()) }, nil
+	}}
+)
+
+// TestRecipesRefuseAPathAnotherUses: while one recipe holds a path, a recipe
+// of another kind on the same path is refused with ErrOtherRecipe, whichever
+// came first, and leaves nothing behind.
+func TestRecipesRefuseAPathAnotherUses(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	first, second := connect(t), connect(t)
+	uses := []recipeUse{mutexUse, writeUse, readUse, semUse, semMutexUse, doubleUse, barrierUse}
+	for i, a := range uses {
+		for j, b := range uses {
+			if a.kind == b.kind || a.kind == "barrier" {
+				// A lock cannot tell a barrier's node from a parent
+				// someone made for its locks.
+				continue
+			}
+			path := root + "/" + string(rune('a'+i)) + string(rune('a'+j))
+			release, err := a.take(bg(), first, path)
+			require.NoError(t, err, "%s", a.name)
+			before := liveNodes(t, admin, path)
+
+			ctx, cancel := context.WithTimeout(bg(), waitLong)
+			releaseB, err := b.take(ctx, second, path)
+			cancel()
+			if err == nil {
+				require.NoError(t, releaseB())
+			}
+			if !errors.Is(err, locks.ErrOtherRecipe) && !errors.Is(err, barriers.ErrOtherRecipe) {
+				t.Errorf("a %s at a path where a %s holds: %v, want ErrOtherRecipe", b.name, a.name, err)
+			}
+			assert.Equal(t, before, liveNodes(t, admin, path), "a refused %s after a %s left something behind", b.name, a.name)
+			require.NoError(t, release())
+		}
+	}
+}
+
+// TestMixedPathsNameWhatTheyFound: the refusal says which node of which
+// recipe it found.
+func TestMixedPathsNameWhatTheyFound(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	s := connect(t)
+	path := root + "/p"
+	m := newMutex(t, s, path)
+	held, err := m.Lock(bg())
+	require.NoError(t, err)
+	sm, err := locks.NewSemaphoreMutex(connect(t), path)
+	require.NoError(t, err)
+	_, err = sm.Lock(bg())
+	require.ErrorIs(t, err, locks.ErrOtherRecipe)
+	assert.Contains(t, err.Error(), "mutex's node")
+	assert.Contains(t, err.Error(), "lock-0000000000")
+	require.NoError(t, m.Unlock(held))
+}
