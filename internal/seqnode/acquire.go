@@ -66,8 +66,6 @@ var errRequeue = errors.New("waiting node deleted; queueing again")
 // the session).
 func Acquire(ctx context.Context, sess *recipes.Session, spec Spec, wait bool) (*Hold, error) {
 	for {
-		// Session.Retry tries its operation once before it looks at
-		// ctx, so an ended ctx would still create our node.
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
 		}
