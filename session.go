@@ -46,6 +46,8 @@ type Session struct {
 	ready chan struct{} // closed on the first StateHasSession
 	wg    sync.WaitGroup
 
+	dialled atomic.Pointer[time.Time] // when Connect's dialer last opened a connection
+
 	mu          sync.Mutex // guards the fields below
 	established bool
 	id          int64
@@ -54,6 +56,7 @@ type Session struct {
 	deadline    time.Time     // the loss deadline; zero until the first proof of life
 	changed     chan struct{} // closed and replaced on every state change
 	readyClosed bool
+	granted     time.Time // Connect: when the connection that got the session was opened; set before ready is closed
 }
 
 func newSession(o options, owned bool) *Session {
@@ -103,11 +106,10 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 			lastErr.Store(&err)
 			return nil, err
 		}
+		now := time.Now()
+		s.dialled.Store(&now)
 		return newCountingConn(c, s.wire), nil
 	}
-	// The leader starts the session's clock when it creates the session,
-	// which is after now: the first proof of life.
-	start := time.Now()
 	conn, _, err := zk.Connect(addrs, o.timeout,
 		zk.WithDialer(countingDialer), zk.WithLogger(o.logger), zk.WithEventCallback(s.onEvent))
 	if err != nil {
@@ -130,7 +132,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 			ErrInvalid, s.timeout(), tick)
 	}
 	s.establish()
-	s.wg.Go(func() { s.keepAlive(proofs{gap: relayGap(o.tickTime(s.timeout())), proof: start}, nil) })
+	s.wg.Go(func() { s.keepAlive(proofs{gap: relayGap(o.tickTime(s.timeout())), proof: s.granted}, nil) })
 	return s, nil
 }
 
@@ -227,6 +229,13 @@ func (s *Session) onEvent(ev zk.Event) {
 	}
 	if !s.established {
 		if ev.State == zk.StateHasSession && !s.readyClosed {
+			if d := s.dialled.Load(); d != nil {
+				// go-zookeeper reports the session on the connection it
+				// dialled last, before it dials again. The leader
+				// started the session's clock after that dial: the
+				// first proof of life.
+				s.granted = *d
+			}
 			s.readyClosed = true
 			close(s.ready)
 		}

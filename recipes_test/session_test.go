@@ -117,3 +117,35 @@ func TestConnectUnreachable(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.False(t, dialled.Load(), "an ended context was dialled")
 }
+
+// TestConnectToALateServer: a server that comes up long after Connect
+// started grants a session whose clock starts then, not when Connect was
+// called; the session must not count the wait against it.
+func TestConnectToALateServer(t *testing.T) {
+	t.Parallel()
+	proxy := newProxy(t)
+	proxy.Cut() // refuses every connection until Restore
+	const timeout = 2 * time.Second
+	type result struct {
+		s   *recipes.Session
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		s, err := recipes.Connect(bg(), []string{proxy.Addr()}, recipes.WithSessionTimeout(timeout),
+			recipes.WithConnectTimeout(waitLong))
+		got <- result{s, err}
+	}()
+	// Let the attempts fail for longer than the session timeout.
+	time.Sleep(timeout + timeout/2)
+	proxy.Restore()
+	r := <-got
+	require.NoError(t, r.err)
+	defer r.s.Close()
+	select {
+	case <-r.s.Done():
+		t.Fatalf("the session ended at once: %v", r.s.Err())
+	case <-time.After(timeout):
+	}
+	assert.NoError(t, r.s.Err())
+}
