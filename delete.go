@@ -15,8 +15,9 @@ import (
 // ends first (op may or may not have taken effect), or ctx's cause.
 //
 // op must be safe to repeat: a request whose reply was lost may have been
-// applied. If ctx has already ended, op is not called at all. This is Curator's retry loop without its sleeps: it retries
-// exactly when the connection comes back.
+// applied. If ctx has already ended, op is not called at all. This is
+// Curator's retry loop without its sleeps: it retries exactly when the
+// connection comes back.
 func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error {
 	if err := context.Cause(ctx); err != nil {
 		return err // an ended ctx sends nothing

@@ -19,12 +19,13 @@ import (
 // follower forwards to the leader and answers only when the leader has
 // answered it. A leader connection carries packets in order, so when probe b
 // is answered, every ping reply the follower sent before forwarding b has
-// reached the leader. If b was sent at least relayGap after an earlier
-// answered probe a, a leader ping reached the follower between the two, and
-// its reply carried a's touch: the leader touched the session no earlier than
-// a was sent. That send time is the session's proof of life; the session ends
-// with ErrSessionLost at proof + timeout − timeout/10. Notifications, late
-// replies and ping replies never move the proof.
+// reached the leader. The follower touched the session for an earlier probe a
+// when a arrived, before a was answered; if b was sent at least relayGap
+// after a's answer came back, a leader ping reached the follower in between,
+// and its reply carried a's touch: the leader touched the session no earlier
+// than a was sent. That send time is the session's proof of life; the session
+// ends with ErrSessionLost at proof + timeout − timeout/10. Notifications,
+// late replies and ping replies never move the proof.
 
 // relayGap is how far apart two probes must have been sent for the second's
 // answer to prove that the leader has the first's touch: the leader's ping
@@ -34,33 +35,36 @@ func relayGap(tick time.Duration) time.Duration { return tick/2 + tick/10 }
 // proofs turns answered probes into the session's proof of life.
 type proofs struct {
 	gap    time.Duration
-	proof  time.Time   // the leader has touched the session since then
-	unused []time.Time // send times of answered probes after proof, oldest first
+	proof  time.Time    // the leader has touched the session since then
+	unused []probeTimes // answered probes sent after proof, oldest first
 }
 
-// answered records that the probe sent at sent was answered, and returns the
-// proof of life, which it may have moved forward. Probes must be recorded in
-// the order they were sent.
-func (p *proofs) answered(sent time.Time) time.Time {
-	cut := sent.Add(-p.gap)
+// probeTimes is when a probe was sent and when its answer came back.
+type probeTimes struct{ sent, answered time.Time }
+
+// answered records an answered probe and returns the proof of life, which it
+// may have moved forward. Probes must be recorded in the order they were
+// sent.
+func (p *proofs) answered(probe probeTimes) time.Time {
+	cut := probe.sent.Add(-p.gap)
 	i := 0
-	for i < len(p.unused) && !p.unused[i].After(cut) {
+	for i < len(p.unused) && !p.unused[i].answered.After(cut) {
 		i++
 	}
 	if i > 0 {
-		if t := p.unused[i-1]; t.After(p.proof) {
+		if t := p.unused[i-1].sent; t.After(p.proof) {
 			p.proof = t
 		}
 		p.unused = p.unused[i:]
 	}
-	p.unused = append(p.unused, sent)
+	p.unused = append(p.unused, probe)
 	return p.proof
 }
 
 // probeResult is what one probe came back with.
 type probeResult struct {
-	sent time.Time
-	err  error
+	probeTimes
+	err error
 }
 
 // keepAlive probes the session and ends it with ErrSessionLost when its proof
@@ -94,8 +98,9 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 		case r := <-probes:
 			probes = nil
 			if p.proof.IsZero() && r.err == nil {
-				// The first proof needs a second answer a gap later.
-				next.Reset(time.Until(r.sent.Add(p.gap)))
+				// The first proof needs a second probe a gap after
+				// this one's answer.
+				next.Reset(time.Until(r.answered.Add(p.gap)))
 			} else {
 				next.Reset(time.Until(r.sent.Add(every)))
 			}
@@ -103,7 +108,7 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 				continue
 			}
 			before := p.proof
-			if proof := p.answered(r.sent); proof != before {
+			if proof := p.answered(r.probeTimes); proof != before {
 				s.setDeadline(proof.Add(budget))
 				deadline.Reset(time.Until(proof.Add(budget)))
 				if before.IsZero() && proven != nil {
@@ -123,7 +128,7 @@ func (s *Session) probe(results chan<- probeResult) {
 	sent := time.Now()
 	run := func() {
 		_, err := s.conn.Sync("/")
-		results <- probeResult{sent: sent, err: err}
+		results <- probeResult{probeTimes{sent: sent, answered: time.Now()}, err}
 	}
 	if s.owned {
 		s.wg.Go(run)

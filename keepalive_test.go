@@ -12,26 +12,31 @@ func TestRelayGap(t *testing.T) {
 }
 
 // TestProofsCreditOnlyProbesARelayGapOld: an answer proves the leader has
-// the touch of an answered probe sent at least the gap before it, and
-// nothing newer.
+// the touch of a probe answered at least the gap before this one was sent,
+// and nothing newer.
 func TestProofsCreditOnlyProbesARelayGapOld(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	type step struct {
-		sent  int // ms after t0 of the answered probe
-		proof int // ms after t0 of the proof after it; -1: none yet
+		sent, rtt int // ms after t0 the probe was sent, and how long its answer took
+		proof     int // ms after t0 of the proof after it; -1: none yet
 	}
 	tests := []struct {
 		name  string
 		start int // initial proof in ms, -1 for none
 		steps []step
 	}{
-		{"first answer proves nothing", -1, []step{{0, -1}}},
-		{"answers closer than the gap prove nothing", -1, []step{{0, -1}, {50, -1}, {99, -1}}},
-		{"an answer a gap later proves the first", -1, []step{{0, -1}, {100, 0}}},
-		{"the newest probe a gap old is credited", -1, []step{{0, -1}, {30, -1}, {60, -1}, {170, 60}, {200, 60}, {230, 60}, {270, 170}}},
-		{"a connect start is a proof from the outset", 0, []step{{10, 0}, {50, 0}, {160, 50}}},
-		{"a long silence credits the last probe before it", -1, []step{{0, -1}, {40, -1}, {5000, 40}, {5040, 40}, {5100, 5000}}},
+		{"first answer proves nothing", -1, []step{{0, 2, -1}}},
+		{"answers closer than the gap prove nothing", -1, []step{{0, 2, -1}, {50, 2, -1}, {101, 2, -1}}},
+		{"an answer a gap after the first's proves the first", -1, []step{{0, 2, -1}, {102, 2, 0}}},
+		{"the newest probe answered a gap before is credited", -1,
+			[]step{{0, 2, -1}, {30, 2, -1}, {60, 2, -1}, {170, 2, 60}, {200, 2, 60}, {230, 2, 60}, {272, 2, 170}}},
+		{"a connect is a proof from the outset", 0, []step{{10, 2, 0}, {50, 2, 0}, {160, 2, 50}}},
+		{"a long silence credits the last probe before it", -1, []step{{0, 2, -1}, {40, 2, -1}, {5000, 2, 40}, {5040, 2, 40}, {5102, 2, 5000}}},
+		// A probe held up on its way (a stalled link) touched the server
+		// only when it arrived, just before its answer: the gap counts
+		// from the answer.
+		{"a slow answer counts from its arrival", -1, []step{{0, 500, -1}, {502, 2, -1}, {610, 2, 502}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,7 +45,7 @@ func TestProofsCreditOnlyProbesARelayGapOld(t *testing.T) {
 				p.proof = at(tt.start)
 			}
 			for i, s := range tt.steps {
-				got := p.answered(at(s.sent))
+				got := p.answered(probeTimes{sent: at(s.sent), answered: at(s.sent + s.rtt)})
 				want := time.Time{}
 				if s.proof >= 0 {
 					want = at(s.proof)

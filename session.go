@@ -90,7 +90,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		return nil, fmt.Errorf("recipes: connect to %v: %w", addrs, context.Cause(ctx))
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, o.connectTimeout,
-		fmt.Errorf("recipes: no session within the connect timeout %v", o.connectTimeout))
+		fmt.Errorf("no session within the connect timeout %v", o.connectTimeout))
 	defer cancel()
 	s := newSession(o, true)
 	s.wire = &wireStats{}
@@ -195,7 +195,7 @@ func NewSession(ctx context.Context, conn *zk.Conn, events <-chan zk.Event, opts
 	case <-s.done:
 		err := s.Err()
 		s.Close()
-		return nil, fmt.Errorf("recipes: new session: %w", err)
+		return nil, err
 	case <-ctx.Done():
 		s.Close()
 		return nil, fmt.Errorf("recipes: new session: no proof of life yet: %w", context.Cause(ctx))
@@ -319,8 +319,10 @@ func (s *Session) finishLocked(err error) {
 
 // Close ends the session and waits for its goroutines, including background
 // deletes, to finish. A session made by Connect also closes its connection,
-// which makes ZooKeeper delete the session's ephemeral nodes at once. Close is
-// idempotent and returns nil.
+// which makes ZooKeeper delete the session's ephemeral nodes at once. On a
+// connection made by the caller (NewSession), a keep-alive sync still in
+// flight is not waited for: it ends when go-zookeeper answers it or gives up
+// on the connection. Close is idempotent and returns nil.
 func (s *Session) Close() error {
 	s.finish(ErrClosed)
 	s.wg.Wait()

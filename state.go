@@ -35,6 +35,6 @@ func (s State) String() string {
 
 // Stats counts what a session sent and received.
 type Stats struct {
-	Requests    int64 // requests sent to ZooKeeper; pings and syncs (the session's keep-alive) excluded
+	Requests    int64 // requests sent to ZooKeeper; pings and all syncs (the session sends its keep-alive as syncs) excluded
 	WatchEvents int64 // watch notifications received
 }

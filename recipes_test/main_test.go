@@ -29,6 +29,11 @@ func TestMain(m *testing.M) {
 // server allows sessions down to 200 ms.
 const testSessionTimeout = 3 * time.Second
 
+// testTickTime is the test servers' tickTime (internal/zkserver). Telling
+// the sessions lets them ride out the stalls of a loaded test machine; tests
+// of the default tickTime bound pass WithTickTime(0).
+const testTickTime = 100 * time.Millisecond
+
 // waitLong bounds any wait for something that should happen promptly.
 const waitLong = 30 * time.Second
 
@@ -52,7 +57,7 @@ func connectTo(t *testing.T, servers []string, opts ...recipes.Option) *recipes.
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
-	opts = append([]recipes.Option{recipes.WithSessionTimeout(testSessionTimeout)}, opts...)
+	opts = append([]recipes.Option{recipes.WithSessionTimeout(testSessionTimeout), recipes.WithTickTime(testTickTime)}, opts...)
 	s, err := recipes.Connect(ctx, servers, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })

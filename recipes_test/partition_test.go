@@ -22,6 +22,10 @@ import (
 // at least a tenth of the session timeout before.
 const partitionTimeout = 4 * time.Second
 
+// defaultTick makes a holder assume the default tickTime bound, T/2, as a
+// session that is not told the ensemble's tickTime does.
+var defaultTick = recipes.WithTickTime(0)
+
 // lossRace holds path in holder, queues a mutex waiter in waiter, applies
 // fault, and returns how long before the waiter held the lock the holder was
 // told it had lost it (negative: told after).
@@ -80,7 +84,7 @@ func TestLossBeforeHandOffOneWayPartition(t *testing.T) {
 	admin, root := newRoot(t)
 	proxy := newProxy(t)
 	timeout := recipes.WithSessionTimeout(partitionTimeout)
-	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout)
+	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout, defaultTick)
 
 	// The holder follows config nodes that change every 250 ms, as a
 	// service following its config does.
@@ -156,7 +160,7 @@ func TestLossBeforeHandOffBlackHole(t *testing.T) {
 	admin, root := newRoot(t)
 	proxy := newProxy(t)
 	timeout := recipes.WithSessionTimeout(partitionTimeout)
-	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout)
+	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout, defaultTick)
 	margin := lossRace(t, admin, root+"/lock", holder, connect(t, timeout), func() {
 		proxy.Stall()
 		t.Cleanup(proxy.Restore)
@@ -180,7 +184,7 @@ func TestLossBeforeHandOffIsolatedFollower(t *testing.T) {
 	timeout := recipes.WithSessionTimeout(partitionTimeout)
 	holders := map[string]func(t *testing.T, server string) *recipes.Session{
 		"Connect": func(t *testing.T, server string) *recipes.Session {
-			return connectTo(t, []string{server}, timeout) // the default tickTime bound, T/2
+			return connectTo(t, []string{server}, timeout, defaultTick)
 		},
 		"NewSession": func(t *testing.T, server string) *recipes.Session {
 			return newSessionOver(t, []string{server}, nil, timeout, recipes.WithTickTime(tick))
