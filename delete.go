@@ -25,11 +25,15 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 	for {
 		s.mu.Lock()
 		changed, err := s.changed, s.err
+		if err == nil {
+			s.ops.Add(1)
+		}
 		s.mu.Unlock()
 		if err != nil {
 			return err
 		}
 		err = op(s.conn)
+		s.ops.Done()
 		if err == nil || !retryable(err) {
 			return err
 		}

@@ -45,6 +45,7 @@ type Session struct {
 	done  chan struct{}
 	ready chan struct{} // closed on the first StateHasSession
 	wg    sync.WaitGroup
+	ops   sync.WaitGroup // requests in flight through Retry; added to only while the session lives
 
 	dialled atomic.Pointer[time.Time] // when Connect's dialer last opened a connection
 
@@ -312,8 +313,31 @@ func (s *Session) finishLocked(err error) {
 		// Not inline: this may run on go-zookeeper's own goroutine, which
 		// Close waits for.
 		s.wg.Go(func() {
+			s.drain()
 			s.conn.Close()
 		})
+	}
+}
+
+// drainWait bounds how long closing the connection waits for requests in
+// flight: on a live connection they are answered within a round trip; on a
+// dead one nothing arrives that could race with the close.
+const drainWait = time.Second
+
+// drain waits, at most drainWait, for the requests sent through Retry to
+// return. go-zookeeper's Close makes a request in flight return at once while
+// its reader may still be decoding the answer into it (CreateContainer reads
+// the answer regardless), a data race inside go-zookeeper that closing a live
+// connection under a busy recipe would hit.
+func (s *Session) drain() {
+	idle := make(chan struct{})
+	s.wg.Go(func() {
+		s.ops.Wait() // no new request starts once the session has ended
+		close(idle)
+	})
+	select {
+	case <-idle:
+	case <-time.After(drainWait):
 	}
 }
 
