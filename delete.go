@@ -63,7 +63,7 @@ func (s *Session) Delete(ctx context.Context, path string) error {
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	s.background(func() {
+	s.Go(func() {
 		_ = s.Retry(context.Background(), func(conn *zk.Conn) error { return deleteNode(conn, path) })
 	})
 	return fmt.Errorf("recipes: delete %s goes on in the background: %w", path, err)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // A Session is one ZooKeeper session and the connection that carries it. Every
@@ -58,6 +60,9 @@ type Session struct {
 	readyClosed bool
 	granted     time.Time // Connect: when the connection that got the session was opened; set before ready is closed
 }
+
+// The recipes' internal packages reach the session through this interface.
+var _ znode.Session = (*Session)(nil)
 
 func newSession(o options, owned bool) *Session {
 	return &Session{
@@ -317,10 +322,29 @@ func (s *Session) finishLocked(err error) {
 	}
 }
 
-// Close ends the session and waits for its goroutines, including background
-// deletes, to finish. A session made by Connect also closes its connection,
-// which makes ZooKeeper delete the session's ephemeral nodes at once. Close is
-// idempotent and returns nil.
+// Go runs f on a goroutine that the session owns: Close waits for it to
+// return. It reports whether it did; once the session has ended it does not,
+// and f is not called. This is the session's join point for work that must
+// outlive the call that started it, such as a cleanup that the caller's
+// context must not cut short: the recipes use it, and so may their users.
+//
+// f must return promptly once the session ends (Done is closed): Close
+// blocks until it does. Session.Retry and every call that takes the session
+// return when it ends, so work made of them complies.
+func (s *Session) Go(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return false
+	}
+	s.wg.Go(f)
+	return true
+}
+
+// Close ends the session and waits for its goroutines, those started by Go
+// (such as background deletes) included, to finish. A session made by
+// Connect also closes its connection, which makes ZooKeeper delete the
+// session's ephemeral nodes at once. Close is idempotent and returns nil.
 func (s *Session) Close() error {
 	s.finish(ErrClosed)
 	s.wg.Wait()

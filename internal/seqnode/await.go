@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -28,7 +27,7 @@ type ownWatch struct {
 	err    error
 }
 
-func watchOwn(ctx context.Context, sess *recipes.Session, path string) ownWatch {
+func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
 	var w ownWatch
 	w.err = sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
@@ -48,7 +47,7 @@ func watchOwn(ctx context.Context, sess *recipes.Session, path string) ownWatch 
 // ours sort after ours, so if the predicate now says we hold, we do, with no
 // further read. Otherwise (a node ahead of it left out of turn, or the
 // listing is stale) it reads the children once more.
-func await(ctx context.Context, sess *recipes.Session, spec Spec, path string, wait bool) (*Hold, error) {
+func await(ctx context.Context, sess znode.Session, spec Spec, path string, wait bool) (*Hold, error) {
 	name := zpath.Base(path)
 	dir, err := listWatched(ctx, sess, spec)
 	if err != nil {
@@ -109,7 +108,7 @@ type watchedListing struct {
 	events <-chan zk.Event
 }
 
-func listWatched(ctx context.Context, sess *recipes.Session, spec Spec) (watchedListing, error) {
+func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedListing, error) {
 	var l watchedListing
 	var names []string
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
@@ -158,7 +157,7 @@ func tokenFromListing(dir *zk.Stat, name, prefix string) int64 {
 // waitFor watches target and waits until it is deleted (true) or its data
 // changes (false). The first time it also starts watching our own node, in
 // the same round trip, and keeps that watch in *own.
-func waitFor(ctx context.Context, sess *recipes.Session, target, path string, own **ownWatch, revoked *bool) (bool, error) {
+func waitFor(ctx context.Context, sess znode.Session, target, path string, own **ownWatch, revoked *bool) (bool, error) {
 	var ownc chan ownWatch
 	if *own == nil {
 		ownc = make(chan ownWatch, 1)
@@ -194,7 +193,7 @@ func waitFor(ctx context.Context, sess *recipes.Session, target, path string, ow
 // (false: its data changed, which spends the watch). Meanwhile it keeps the
 // watch on our own node: a revocation request is noted and the watch re-armed;
 // the deletion of our node means requeue.
-func waitGone(ctx context.Context, sess *recipes.Session, path string, ev <-chan zk.Event, own *ownWatch, revoked *bool) (bool, error) {
+func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk.Event, own *ownWatch, revoked *bool) (bool, error) {
 	for {
 		select {
 		case e := <-ev:
@@ -230,7 +229,7 @@ func waitGone(ctx context.Context, sess *recipes.Session, path string, ev <-chan
 
 // list reads the children of the lock directory in lock order. A missing
 // directory (a reaped container) has no children.
-func list(ctx context.Context, sess *recipes.Session, spec Spec) ([]Node, error) {
+func list(ctx context.Context, sess znode.Session, spec Spec) ([]Node, error) {
 	var names []string
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error

@@ -9,14 +9,13 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // WaitEvent waits for one event on a watch channel: any event means "look
 // again", except that ZooKeeper stopped the watch (WatchStopped's error). It
 // also returns when the session or ctx ends.
-func WaitEvent(ctx context.Context, sess *recipes.Session, ev <-chan zk.Event) error {
+func WaitEvent(ctx context.Context, sess Session, ev <-chan zk.Event) error {
 	select {
 	case e := <-ev:
 		if e.Type == zk.EventNotWatching {
@@ -32,13 +31,13 @@ func WaitEvent(ctx context.Context, sess *recipes.Session, ev <-chan zk.Event) e
 
 // WatchStopped is the error for a watch that go-zookeeper stopped (with
 // err): the session's own error when it has one.
-func WatchStopped(sess *recipes.Session, err error) error {
+func WatchStopped(sess Session, err error) error {
 	if serr := sess.Err(); serr != nil {
 		return serr
 	}
 	if errors.Is(err, zk.ErrSessionExpired) {
 		// go-zookeeper told the watch before the session heard.
-		return recipes.ErrSessionExpired
+		return ErrSessionExpired
 	}
 	if err == nil {
 		err = zk.ErrClosing
@@ -60,11 +59,12 @@ func DefaultData() []byte {
 	return fmt.Appendf(nil, "%s:%d", host, os.Getpid())
 }
 
-// CheckArgs checks what every recipe constructor is given: a session, a
-// valid path, and data within MaxDataSize (DefaultData if not set). It
-// returns its own copy of the data. Its errors wrap invalid, the recipe
+// CheckArgs checks what every recipe constructor is given: a session (a
+// *recipes.Session, of which only whether it is nil is checked), a valid
+// path, and data within MaxDataSize (DefaultData if not set). It returns its
+// own copy of the data. Its errors wrap invalid, the recipe
 // package's own sentinel.
-func CheckArgs(sess *recipes.Session, path string, data []byte, dataSet bool, invalid error) ([]byte, error) {
+func CheckArgs[S any](sess *S, path string, data []byte, dataSet bool, invalid error) ([]byte, error) {
 	if sess == nil {
 		return nil, fmt.Errorf("%w: nil session", invalid)
 	}

@@ -6,14 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/zkrecipes/recipes"
 )
 
 var errTestInvalid = errors.New("test: invalid")
 
 func TestCheckArgs(t *testing.T) {
-	sess := new(recipes.Session) // only its presence is checked
+	type session struct{}
+	sess := new(session) // only its presence is checked
 	data, err := CheckArgs(sess, "/a/b", nil, false, errTestInvalid)
 	if err != nil || string(data) != string(DefaultData()) {
 		t.Fatalf("defaults: %q, %v", data, err)
@@ -23,7 +22,7 @@ func TestCheckArgs(t *testing.T) {
 		t.Fatalf("empty data set on purpose: %q, %v", data, err)
 	}
 	for _, c := range []struct {
-		sess *recipes.Session
+		sess *session
 		path string
 		data []byte
 		want string
