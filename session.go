@@ -40,13 +40,13 @@ import (
 // carry on with a new ZooKeeper session, but this Session never follows it.
 // All methods are safe for concurrent use.
 type Session struct {
-	conn  *zk.Conn
-	owned bool // Connect made conn, so Close and loss close it
-	opts  options
-	wire  *wireStats // nil for a borrowed connection
-	done  chan struct{}
-	ready chan struct{} // closed on the first StateHasSession
-	wg    sync.WaitGroup
+	conn      *zk.Conn
+	owned     bool // Connect made conn, so Close and loss close it
+	opts      options
+	grantedMs atomic.Int64 // the session timeout the server granted, in ms; Connect only
+	done      chan struct{}
+	ready     chan struct{} // closed on the first StateHasSession
+	wg        sync.WaitGroup
 
 	dialled atomic.Pointer[time.Time] // when Connect's dialer last opened a connection
 
@@ -98,14 +98,12 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		fmt.Errorf("recipes: no session within the connect timeout %v", o.connectTimeout))
 	defer cancel()
 	s := newSession(o, true)
-	s.wire = &wireStats{}
-	s.wire.negotiatedMs.Store(o.timeout.Milliseconds())
 	dial := o.dialer
 	if dial == nil {
 		dial = net.DialTimeout
 	}
 	var lastErr atomic.Pointer[error]
-	countingDialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+	grantDialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, addr, timeout)
 		if err != nil {
 			lastErr.Store(&err)
@@ -113,10 +111,10 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		}
 		now := time.Now()
 		s.dialled.Store(&now)
-		return newCountingConn(c, s.wire), nil
+		return &grantConn{Conn: c, granted: &s.grantedMs}, nil
 	}
 	conn, _, err := zk.Connect(addrs, o.timeout,
-		zk.WithDialer(countingDialer), zk.WithLogger(o.logger), zk.WithEventCallback(s.onEvent))
+		zk.WithDialer(grantDialer), zk.WithLogger(o.logger), zk.WithEventCallback(s.onEvent))
 	if err != nil {
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
@@ -276,10 +274,8 @@ func (s *Session) onEvent(ev zk.Event) {
 // timeout is the session timeout in force: the one the server granted when
 // the session can see it, else the one asked for.
 func (s *Session) timeout() time.Duration {
-	if s.wire != nil {
-		if ms := s.wire.negotiatedMs.Load(); ms > 0 {
-			return time.Duration(ms) * time.Millisecond
-		}
+	if ms := s.grantedMs.Load(); ms > 0 {
+		return time.Duration(ms) * time.Millisecond
 	}
 	return s.opts.timeout
 }
@@ -394,15 +390,6 @@ func (s *Session) State() State {
 
 // Timeout returns the session timeout in force (see WithSessionTimeout).
 func (s *Session) Timeout() time.Duration { return s.timeout() }
-
-// Stats returns counts of the session's traffic so far. Only a session made
-// by Connect can see its traffic; for one made by NewSession they are zero.
-func (s *Session) Stats() Stats {
-	if s.wire == nil {
-		return Stats{}
-	}
-	return Stats{Requests: s.wire.requests.Load(), WatchEvents: s.wire.watchEvents.Load()}
-}
 
 // WaitConnected returns nil once the session is connected (StateConnected or
 // StateReconnected), the session's error if it ends first, or ctx's cause.
