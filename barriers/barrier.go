@@ -90,42 +90,15 @@ func (b *Barrier) Wait(ctx context.Context) error {
 	if err := context.Cause(ctx); err != nil {
 		return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
 	}
-	for {
-		var up bool
-		var ev <-chan zk.Event
-		err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-			var err error
-			up, _, ev, err = conn.ExistsW(b.path)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
-		}
-		if !up {
-			return nil
-		}
-		select {
-		case e := <-ev:
-			if e.Type == zk.EventNotWatching {
-				return fmt.Errorf("barriers: wait on %s: %w", b.path, znode.WatchStopped(b.sess, e.Err))
-			}
-			// Deleted, or changed: look again.
-		case <-b.sess.Done():
-			return fmt.Errorf("barriers: wait on %s: %w", b.path, b.sess.Err())
-		case <-ctx.Done():
-			return fmt.Errorf("barriers: wait on %s: %w", b.path, context.Cause(ctx))
-		}
+	if err := znode.AwaitExists(ctx, b.sess, b.path, false, nil); err != nil {
+		return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
 	}
+	return nil
 }
 
 // IsSet reports whether the barrier is up.
 func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
-	var up bool
-	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		up, _, err = conn.Exists(b.path)
-		return err
-	})
+	up, err := znode.Exists(ctx, b.sess, b.path)
 	if err != nil {
 		return false, fmt.Errorf("barriers: check %s: %w", b.path, err)
 	}

@@ -79,7 +79,7 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Ho
 			continue
 		}
 		if h == nil {
-			cleanup(sess, path)
+			_ = znode.DeleteDetached(sess, path)
 			return nil, err
 		}
 		// A process paused while it waited can wake to the notification
@@ -91,14 +91,6 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Ho
 		}
 		return h, nil
 	}
-}
-
-// cleanup deletes a node we gave up on, on a context of its own, so that
-// the caller's cancelled context cannot cut it short.
-func cleanup(sess znode.Session, path string) {
-	ctx, cancel := context.WithTimeout(context.Background(), sess.Timeout())
-	defer cancel()
-	_ = sess.Delete(ctx, path)
 }
 
 // create makes our protected ephemeral sequential node and returns its path.

@@ -29,11 +29,7 @@ type ownWatch struct {
 
 func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
 	var w ownWatch
-	w.err = sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		w.data, w.stat, w.events, err = conn.GetW(path)
-		return err
-	})
+	w.data, w.stat, w.events, w.err = znode.GetW(ctx, sess, path)
 	return w
 }
 
@@ -109,13 +105,8 @@ type watchedListing struct {
 }
 
 func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedListing, error) {
-	var l watchedListing
-	var names []string
-	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		names, l.stat, l.events, err = conn.ChildrenW(spec.Dir)
-		return err
-	})
+	names, stat, events, err := znode.ChildrenW(ctx, sess, spec.Dir)
+	l := watchedListing{stat: stat, events: events}
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return l, errRequeue // the directory, and so our node, is gone
@@ -163,12 +154,7 @@ func waitFor(ctx context.Context, sess znode.Session, target, path string, own *
 		ownc = make(chan ownWatch, 1)
 		go func() { ownc <- watchOwn(ctx, sess, path) }()
 	}
-	var ev <-chan zk.Event
-	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		_, _, ev, err = conn.GetW(target)
-		return err
-	})
+	_, _, ev, err := znode.GetW(ctx, sess, target)
 	if ownc != nil {
 		o := <-ownc
 		switch {
@@ -230,12 +216,7 @@ func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk
 // list reads the children of the lock directory in lock order. A missing
 // directory (a reaped container) has no children.
 func list(ctx context.Context, sess znode.Session, spec Spec) ([]Node, error) {
-	var names []string
-	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		names, _, err = conn.Children(spec.Dir)
-		return znode.IgnoreNoNode(err)
-	})
+	names, err := znode.Children(ctx, sess, spec.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("locks: list %s: %w", spec.Dir, err)
 	}

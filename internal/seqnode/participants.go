@@ -41,13 +41,7 @@ func Participants(ctx context.Context, sess znode.Session, dir string, siblings 
 	for i, n := range nodes {
 		g.Go(func() error {
 			p := zpath.Join(dir, n.Name)
-			var data []byte
-			var st *zk.Stat
-			err := sess.Retry(gctx, func(conn *zk.Conn) error {
-				var err error
-				data, st, err = conn.Get(p)
-				return err
-			})
+			data, st, err := znode.Get(gctx, sess, p)
 			switch {
 			case errors.Is(err, zk.ErrNoNode):
 				return nil

@@ -1,4 +1,4 @@
-package znode
+package args
 
 import (
 	"errors"
@@ -10,16 +10,27 @@ import (
 
 var errTestInvalid = errors.New("test: invalid")
 
-func TestCheckArgs(t *testing.T) {
-	type session struct{}
+type session struct{}
+
+type option func(*Options)
+
+func withData(data []byte) option { return func(o *Options) { o.SetData(data) } }
+
+func TestCheck(t *testing.T) {
 	sess := new(session) // only its presence is checked
-	data, err := CheckArgs(sess, "/a/b", nil, false, errTestInvalid)
+	data, err := Check[session, option](sess, "/a/b", nil, errTestInvalid)
 	if err != nil || string(data) != string(DefaultData()) {
 		t.Fatalf("defaults: %q, %v", data, err)
 	}
-	data, err = CheckArgs(sess, "/a", []byte{}, true, errTestInvalid)
-	if err != nil || len(data) != 0 {
+	data, err = Check(sess, "/a", []option{withData([]byte{})}, errTestInvalid)
+	if err != nil || data == nil || len(data) != 0 {
 		t.Fatalf("empty data set on purpose: %q, %v", data, err)
+	}
+	given := []byte("mine")
+	data, err = Check(sess, "/a", []option{withData(given)}, errTestInvalid)
+	given[0] = 'M'
+	if err != nil || string(data) != "mine" {
+		t.Fatalf("data is not a copy: %q, %v", data, err)
 	}
 	for _, c := range []struct {
 		sess *session
@@ -32,9 +43,9 @@ func TestCheckArgs(t *testing.T) {
 		{sess, "/a/", nil, "ends with"},
 		{sess, "/a", make([]byte, MaxDataSize+1), "MaxDataSize"},
 	} {
-		_, err := CheckArgs(c.sess, c.path, c.data, c.data != nil, errTestInvalid)
+		_, err := Check(c.sess, c.path, []option{withData(c.data)}, errTestInvalid)
 		if !errors.Is(err, errTestInvalid) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("CheckArgs(%q, %d bytes) = %v, want %q wrapping the sentinel", c.path, len(c.data), err, c.want)
+			t.Errorf("Check(%q, %d bytes) = %v, want %q wrapping the sentinel", c.path, len(c.data), err, c.want)
 		}
 	}
 }
