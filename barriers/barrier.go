@@ -39,9 +39,7 @@ func (b *Barrier) Path() string { return b.path }
 // barrier that is already up is not an error. A ctx that has already ended
 // gets its cause back, and nothing is created.
 func (b *Barrier) Set(ctx context.Context) error {
-	if err := context.Cause(ctx); err != nil {
-		return fmt.Errorf("barriers: set %s: %w", b.path, err)
-	}
+	// Retry sends nothing for an ended ctx.
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
 			_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data)
@@ -69,9 +67,6 @@ func (b *Barrier) Set(ctx context.Context) error {
 // not up is not an error. A ctx that has already ended gets its cause back,
 // and the barrier stays as it is.
 func (b *Barrier) Remove(ctx context.Context) error {
-	if err := context.Cause(ctx); err != nil {
-		return fmt.Errorf("barriers: remove %s: %w", b.path, err)
-	}
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		return znode.IgnoreNoNode(conn.Delete(b.path, -1))
 	})
@@ -87,9 +82,6 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // session timeout): a waiter that cannot see the barrier is never told it
 // has passed.
 func (b *Barrier) Wait(ctx context.Context) error {
-	if err := context.Cause(ctx); err != nil {
-		return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
-	}
 	if err := znode.AwaitExists(ctx, b.sess, b.path, false, nil); err != nil {
 		return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
 	}
