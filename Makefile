@@ -41,9 +41,9 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./bench/ | tee bench.txt
 	$(GO) run ./bench/ratio < bench.txt
 
-## demo: the README's first command
+## demo: the README's first command: the CLI's demo against a throwaway local ZooKeeper
 demo:
-	$(GO) run ./cmd/zkrecipes demo
+	$(GO) run ./internal/cmd/withzk -- $(GO) run ./cmd/zkrecipes demo
 
 ## chaos: the long fault run of docs/faults.md (>= 10,000 critical sections in 8 processes)
 # CHAOS_PROCS, CHAOS_SECTIONS (per scenario), CHAOS_ROUNDS, CHAOS_CUTS and

@@ -1,12 +1,16 @@
 package recipes
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/zkrecipes/recipes/internal/znode"
+)
 
 // Errors reported by a Session. Match them with errors.Is.
 var (
 	// ErrSessionExpired means ZooKeeper expired the session: every
 	// ephemeral node it owned, and so every lock it held, is gone.
-	ErrSessionExpired = errors.New("recipes: session expired")
+	ErrSessionExpired = znode.ErrSessionExpired
 
 	// ErrSessionLost means the session went so long without proof that the
 	// leader heard from it that the leader may expire it soon. It is

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // A Session is one ZooKeeper session and the connection that carries it. Every
@@ -38,14 +40,14 @@ import (
 // carry on with a new ZooKeeper session, but this Session never follows it.
 // All methods are safe for concurrent use.
 type Session struct {
-	conn  *zk.Conn
-	owned bool // Connect made conn, so Close and loss close it
-	opts  options
-	wire  *wireStats // nil for a borrowed connection
-	done  chan struct{}
-	ready chan struct{} // closed on the first StateHasSession
-	wg    sync.WaitGroup
-	ops   sync.WaitGroup // requests in flight through Retry; added to only while the session lives
+	conn      *zk.Conn
+	owned     bool // Connect made conn, so Close and loss close it
+	opts      options
+	grantedMs atomic.Int64 // the session timeout the server granted, in ms; Connect only
+	done      chan struct{}
+	ready     chan struct{} // closed on the first StateHasSession
+	wg        sync.WaitGroup
+	ops       sync.WaitGroup // requests in flight through Retry; added to only while the session lives
 
 	dialled atomic.Pointer[time.Time] // when Connect's dialer last opened a connection
 
@@ -59,6 +61,9 @@ type Session struct {
 	readyClosed bool
 	granted     time.Time // Connect: when the connection that got the session was opened; set before ready is closed
 }
+
+// The recipes' internal packages reach the session through this interface.
+var _ znode.Session = (*Session)(nil)
 
 func newSession(o options, owned bool) *Session {
 	return &Session{
@@ -94,14 +99,12 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		fmt.Errorf("no session within the connect timeout %v", o.connectTimeout))
 	defer cancel()
 	s := newSession(o, true)
-	s.wire = &wireStats{}
-	s.wire.negotiatedMs.Store(o.timeout.Milliseconds())
 	dial := o.dialer
 	if dial == nil {
 		dial = net.DialTimeout
 	}
 	var lastErr atomic.Pointer[error]
-	countingDialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+	grantDialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, addr, timeout)
 		if err != nil {
 			lastErr.Store(&err)
@@ -109,10 +112,10 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		}
 		now := time.Now()
 		s.dialled.Store(&now)
-		return newCountingConn(c, s.wire), nil
+		return &grantConn{Conn: c, granted: &s.grantedMs}, nil
 	}
 	conn, _, err := zk.Connect(addrs, o.timeout,
-		zk.WithDialer(countingDialer), zk.WithLogger(o.logger), zk.WithEventCallback(s.onEvent))
+		zk.WithDialer(grantDialer), zk.WithLogger(o.logger), zk.WithEventCallback(s.onEvent))
 	if err != nil {
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
@@ -272,10 +275,8 @@ func (s *Session) onEvent(ev zk.Event) {
 // timeout is the session timeout in force: the one the server granted when
 // the session can see it, else the one asked for.
 func (s *Session) timeout() time.Duration {
-	if s.wire != nil {
-		if ms := s.wire.negotiatedMs.Load(); ms > 0 {
-			return time.Duration(ms) * time.Millisecond
-		}
+	if ms := s.grantedMs.Load(); ms > 0 {
+		return time.Duration(ms) * time.Millisecond
 	}
 	return s.opts.timeout
 }
@@ -341,12 +342,32 @@ func (s *Session) drain() {
 	}
 }
 
-// Close ends the session and waits for its goroutines, including background
-// deletes, to finish. A session made by Connect also closes its connection,
-// which makes ZooKeeper delete the session's ephemeral nodes at once. On a
-// connection made by the caller (NewSession), a keep-alive sync still in
-// flight is not waited for: it ends when go-zookeeper answers it or gives up
-// on the connection. Close is idempotent and returns nil.
+// Go runs f on a goroutine that the session owns: Close waits for it to
+// return. It reports whether it did; once the session has ended it does not,
+// and f is not called. This is the session's join point for work that must
+// outlive the call that started it, such as a cleanup that the caller's
+// context must not cut short: the recipes use it, and so may their users.
+//
+// f must return promptly once the session ends (Done is closed): Close
+// blocks until it does. Session.Retry and every call that takes the session
+// return when it ends, so work made of them complies.
+func (s *Session) Go(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return false
+	}
+	s.wg.Go(f)
+	return true
+}
+
+// Close ends the session and waits for its goroutines, those started by Go
+// (such as background deletes) included, to finish. A session made by
+// Connect also closes its connection, which makes ZooKeeper delete the
+// session's ephemeral nodes at once. On a connection made by the caller
+// (NewSession), a keep-alive sync still in flight is not waited for: it ends
+// when go-zookeeper answers it or gives up on the connection. Close is
+// idempotent and returns nil.
 func (s *Session) Close() error {
 	s.finish(ErrClosed)
 	s.wg.Wait()
@@ -396,15 +417,6 @@ func (s *Session) State() State {
 
 // Timeout returns the session timeout in force (see WithSessionTimeout).
 func (s *Session) Timeout() time.Duration { return s.timeout() }
-
-// Stats returns counts of the session's traffic so far. Only a session made
-// by Connect can see its traffic; for one made by NewSession they are zero.
-func (s *Session) Stats() Stats {
-	if s.wire == nil {
-		return Stats{}
-	}
-	return Stats{Requests: s.wire.requests.Load(), WatchEvents: s.wire.watchEvents.Load()}
-}
 
 // WaitConnected returns nil once the session is connected (StateConnected or
 // StateReconnected), the session's error if it ends first, or ctx's cause.

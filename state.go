@@ -32,9 +32,3 @@ func (s State) String() string {
 	}
 	return fmt.Sprintf("State(%d)", int(s))
 }
-
-// Stats counts what a session sent and received.
-type Stats struct {
-	Requests    int64 // requests sent to ZooKeeper; pings and all syncs (the session sends its keep-alive as syncs) excluded
-	WatchEvents int64 // watch notifications received
-}

@@ -2,59 +2,43 @@ package recipes
 
 import (
 	"encoding/binary"
+	"io"
+	"net"
+	"sync/atomic"
 	"testing"
 )
 
-// frame builds one length-prefixed packet.
-func frame(payload ...int32) []byte {
-	b := make([]byte, 4+4*len(payload))
-	binary.BigEndian.PutUint32(b, uint32(4*len(payload)))
-	for i, v := range payload {
-		binary.BigEndian.PutUint32(b[4+4*i:], uint32(v))
-	}
-	return b
+// reads is a net.Conn whose reads return the given chunks, one per Read.
+type reads struct {
+	net.Conn
+	chunks [][]byte
 }
 
-func TestFrameScannerFollowsPacketsAcrossReads(t *testing.T) {
-	var stream []byte
-	stream = append(stream, frame(0, 4000, 0, 0, 0, 0)...) // connect response: version, timeout, ...
-	stream = append(stream, frame(-1, 0, 0, 3)...)         // a watch notification
-	stream = append(stream, frame(-2, 0, 0)...)            // a ping reply
-	stream = append(stream, frame(7)...)                   // a reply shorter than the head
-	stream = append(stream, frame()...)                    // an empty packet
-	stream = append(stream, frame(-1, 0, 0, 4, 5, 6, 7)...)
+func (r *reads) Read(p []byte) (int, error) {
+	if len(r.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.chunks[0])
+	if r.chunks[0] = r.chunks[0][n:]; len(r.chunks[0]) == 0 {
+		r.chunks = r.chunks[1:]
+	}
+	return n, nil
+}
 
-	// Every way of cutting the stream in two, and byte by byte, must give
-	// the same packets.
+func TestGrantConnReadsTheTimeoutAcrossReads(t *testing.T) {
+	// A connect response: length, version, timeout 4000 ms, session id,
+	// password; then a reply that must not be taken for one.
+	stream := binary.BigEndian.AppendUint32(nil, 36)
+	stream = binary.BigEndian.AppendUint32(stream, 0)
+	stream = binary.BigEndian.AppendUint32(stream, 4000)
+	stream = append(stream, make([]byte, 28)...)
+	stream = append(stream, 0, 0, 0, 16, 0, 0, 0, 7, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0)
 	for cut := 0; cut <= len(stream); cut++ {
-		var stats wireStats
-		c := newCountingConn(nil, &stats)
-		c.in.feed(stream[:cut])
-		c.in.feed(stream[cut:])
-		if c.in.index != 6 || stats.watchEvents.Load() != 2 || stats.negotiatedMs.Load() != 4000 {
-			t.Fatalf("cut at %d: %d packets, %d watch events, timeout %d",
-				cut, c.in.index, stats.watchEvents.Load(), stats.negotiatedMs.Load())
+		var granted atomic.Int64
+		c := &grantConn{Conn: &reads{chunks: [][]byte{stream[:cut], stream[cut:]}}, granted: &granted}
+		got, err := io.ReadAll(c)
+		if err != nil || len(got) != len(stream) || granted.Load() != 4000 {
+			t.Fatalf("cut at %d: read %d of %d bytes (%v), timeout %d", cut, len(got), len(stream), err, granted.Load())
 		}
-	}
-	var stats wireStats
-	c := newCountingConn(nil, &stats)
-	for i := range stream {
-		c.in.feed(stream[i : i+1])
-	}
-	if c.in.index != 6 || stats.watchEvents.Load() != 2 {
-		t.Fatalf("byte by byte: %d packets, %d watch events", c.in.index, stats.watchEvents.Load())
-	}
-}
-
-func TestFrameScannerCountsRequestsButNotPingsOrSyncs(t *testing.T) {
-	var stats wireStats
-	c := newCountingConn(nil, &stats)
-	c.out.feed(frame(0, 0, 0, 0, 0)) // connect request: not counted
-	c.out.feed(frame(1, opPing))     // ping: not counted
-	c.out.feed(frame(4, opSync, 1))  // the keep-alive's sync: not counted
-	c.out.feed(frame(2, 1, 5))       // create
-	c.out.feed(frame(3, 8, 5))       // getChildren
-	if got := stats.requests.Load(); got != 2 {
-		t.Fatalf("counted %d requests, want 2", got)
 	}
 }

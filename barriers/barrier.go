@@ -39,9 +39,7 @@ func (b *Barrier) Path() string { return b.path }
 // barrier that is already up is not an error. A ctx that has already ended
 // gets its cause back, and nothing is created.
 func (b *Barrier) Set(ctx context.Context) error {
-	if err := context.Cause(ctx); err != nil {
-		return fmt.Errorf("barriers: set %s: %w", b.path, err)
-	}
+	// Retry sends nothing for an ended ctx.
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
 			_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data)
@@ -69,9 +67,6 @@ func (b *Barrier) Set(ctx context.Context) error {
 // not up is not an error. A ctx that has already ended gets its cause back,
 // and the barrier stays as it is.
 func (b *Barrier) Remove(ctx context.Context) error {
-	if err := context.Cause(ctx); err != nil {
-		return fmt.Errorf("barriers: remove %s: %w", b.path, err)
-	}
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		return znode.IgnoreNoNode(conn.Delete(b.path, -1))
 	})
@@ -87,45 +82,15 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // session timeout): a waiter that cannot see the barrier is never told it
 // has passed.
 func (b *Barrier) Wait(ctx context.Context) error {
-	if err := context.Cause(ctx); err != nil {
+	if err := znode.AwaitExists(ctx, b.sess, b.path, false, nil); err != nil {
 		return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
 	}
-	for {
-		var up bool
-		var ev <-chan zk.Event
-		err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-			var err error
-			up, _, ev, err = conn.ExistsW(b.path)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
-		}
-		if !up {
-			return nil
-		}
-		select {
-		case e := <-ev:
-			if e.Type == zk.EventNotWatching {
-				return fmt.Errorf("barriers: wait on %s: %w", b.path, znode.WatchStopped(b.sess, e.Err))
-			}
-			// Deleted, or changed: look again.
-		case <-b.sess.Done():
-			return fmt.Errorf("barriers: wait on %s: %w", b.path, b.sess.Err())
-		case <-ctx.Done():
-			return fmt.Errorf("barriers: wait on %s: %w", b.path, context.Cause(ctx))
-		}
-	}
+	return nil
 }
 
 // IsSet reports whether the barrier is up.
 func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
-	var up bool
-	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		up, _, err = conn.Exists(b.path)
-		return err
-	})
+	up, err := znode.Exists(ctx, b.sess, b.path)
 	if err != nil {
 		return false, fmt.Errorf("barriers: check %s: %w", b.path, err)
 	}

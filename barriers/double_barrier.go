@@ -82,12 +82,7 @@ func (b *DoubleBarrier) Node() string { return b.node }
 // Arrived returns how many members are at the barrier now (entered, or
 // waiting to enter), and whether it is open.
 func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
-	var names []string
-	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		names, _, err = conn.Children(b.path)
-		return znode.IgnoreNoNode(err)
-	})
+	names, err := znode.Children(ctx, b.sess, b.path)
 	if err != nil {
 		return 0, false, fmt.Errorf("barriers: count %s: %w", b.path, err)
 	}
@@ -139,11 +134,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 	readyc := make(chan watched, 1)
 	go func() {
 		var w watched
-		w.err = b.sess.Retry(ctx, func(conn *zk.Conn) error {
-			var err error
-			w.open, _, w.ev, err = conn.ExistsW(b.ready)
-			return err
-		})
+		w.open, w.ev, w.err = znode.ExistsW(ctx, b.sess, b.ready)
 		readyc <- w
 	}()
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
@@ -168,19 +159,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 	// Not enough members yet: the member that completes the count opens
 	// the barrier. Ready is only ever created by such a member, so its
 	// creation needs no second look.
-	for ev := ready.ev; ; {
-		if err := znode.WaitEvent(ctx, b.sess, ev); err != nil {
-			return err
-		}
-		var open bool
-		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-			var err error
-			open, _, ev, err = conn.ExistsW(b.ready)
-			return err
-		}); err != nil || open {
-			return err
-		}
-	}
+	return znode.AwaitExists(ctx, b.sess, b.ready, true, ready.ev)
 }
 
 // tryOpen counts the members and, if there are enough, opens the barrier:
@@ -189,12 +168,8 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 // never counted. It reports whether the barrier is open.
 func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 	for {
-		var names []string
-		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-			var err error
-			names, _, err = conn.Children(b.path)
-			return err
-		}); err != nil {
+		names, err := znode.Children(ctx, b.sess, b.path)
+		if err != nil {
 			return false, err
 		}
 		if slices.Contains(names, readyNode) {
@@ -216,7 +191,7 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		}
 		ops = append(ops, &zk.CreateRequest{Path: b.ready, Data: b.data, Acl: znode.ACL, Flags: zk.FlagPersistent})
 		// Not retried on a lost reply: the next turn reads what happened.
-		_, err := b.sess.Conn().Multi(ops...)
+		_, err = b.sess.Conn().Multi(ops...)
 		switch {
 		case err == nil:
 			return true, nil
@@ -236,11 +211,11 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 // were counted, and we are in: our node goes back. It reports whether we
 // are in.
 func (b *DoubleBarrier) giveUp() (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.sess.Timeout())
-	defer cancel()
-	if err := b.sess.Delete(ctx, b.node); err != nil {
+	if err := znode.DeleteDetached(b.sess, b.node); err != nil {
 		return false, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.sess.Timeout())
+	defer cancel()
 	var open bool
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
@@ -272,17 +247,13 @@ func (b *DoubleBarrier) Leave(ctx context.Context) error {
 	b.entered = false
 	err := b.leave(ctx)
 	if err != nil {
-		cctx, cancel := context.WithTimeout(context.Background(), b.sess.Timeout())
-		defer cancel()
-		if derr := b.sess.Delete(cctx, b.node); derr != nil && b.sess.Err() == nil {
+		if derr := znode.DeleteDetached(b.sess, b.node); derr != nil && b.sess.Err() == nil {
 			err = errors.Join(err, derr)
 		}
 	}
 	// As in Curator, whoever finishes deletes the ready node, so the next
 	// round starts closed.
-	if derr := b.sess.Retry(context.WithoutCancel(ctx), func(conn *zk.Conn) error {
-		return znode.IgnoreNoNode(conn.Delete(b.ready, -1))
-	}); derr != nil && err == nil && b.sess.Err() == nil {
+	if derr := b.sess.Delete(context.WithoutCancel(ctx), b.ready); derr != nil && err == nil && b.sess.Err() == nil {
 		err = derr
 	}
 	if err != nil {
@@ -295,12 +266,8 @@ func (b *DoubleBarrier) leave(ctx context.Context) error {
 	ours := zpath.Base(b.node)
 	ourNodeExists := true
 	for {
-		var names []string
-		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-			var err error
-			names, _, err = conn.Children(b.path)
-			return znode.IgnoreNoNode(err)
-		}); err != nil {
+		names, err := znode.Children(ctx, b.sess, b.path)
+		if err != nil {
 			return err
 		}
 		names = slices.DeleteFunc(names, func(n string) bool { return n == readyNode })
@@ -328,19 +295,8 @@ func (b *DoubleBarrier) leave(ctx context.Context) error {
 				ourNodeExists = false
 			}
 		}
-		var there bool
-		var ev <-chan zk.Event
-		if err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-			var err error
-			there, _, ev, err = conn.ExistsW(zpath.Join(b.path, watch))
+		if err := znode.AwaitExists(ctx, b.sess, zpath.Join(b.path, watch), false, nil); err != nil {
 			return err
-		}); err != nil {
-			return err
-		}
-		if there {
-			if err := znode.WaitEvent(ctx, b.sess, ev); err != nil {
-				return err
-			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -77,10 +78,11 @@ func (l *zkLocker) unlock() error { return l.l.Unlock() }
 // contend opens one session per contender, makes each a locker with
 // newLocker, and has them share b.N acquisitions.
 func contend(b *testing.B, newLocker func(*recipes.Session) (locker, error)) {
+	p := zktest.ProxyT(b) // counts all the contenders
 	sessions := make([]*recipes.Session, contenders)
 	lockers := make([]locker, contenders)
 	for i := range contenders {
-		sessions[i] = connect(b)
+		sessions[i] = connect(b, p)
 		l, err := newLocker(sessions[i])
 		if err != nil {
 			b.Fatal(err)
@@ -95,7 +97,7 @@ func contend(b *testing.B, newLocker func(*recipes.Session) (locker, error)) {
 		b.Fatalf("warm-up unlock: %v", err)
 	}
 
-	before := traffic(sessions...)
+	before := p.Traffic()
 	var next, acquired atomic.Int64
 	var wg sync.WaitGroup
 	b.ResetTimer()
@@ -125,7 +127,7 @@ func contend(b *testing.B, newLocker func(*recipes.Session) (locker, error)) {
 		b.Errorf("%d acquisitions, want b.N = %d", got, b.N)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
-	reportTraffic(b, b.N, before, sessions...)
+	reportTraffic(b, b.N, p, before)
 	for _, s := range sessions {
 		_ = s.Close()
 	}

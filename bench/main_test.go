@@ -2,8 +2,9 @@
 // floor and against go-zookeeper's own zk.Lock, side by side on one ZooKeeper
 // server in one run. See README.md for how to run it and what to look for.
 //
-// Every client is made with recipes.Connect, so ZooKeeper requests and watch
-// notifications are counted the same way, on the wire, for all of them.
+// Every client, the Java peer's included, reaches ZooKeeper through a
+// zktest.Proxy, which counts requests and watch notifications on the wire the
+// same way for all of them, and costs all of them the same extra hop.
 package bench_test
 
 import (
@@ -118,12 +119,13 @@ func removeAtEnd(b *testing.B, admin *zk.Conn, path string) {
 	})
 }
 
-// connect opens a counted session that is closed when b ends.
-func connect(b *testing.B) *recipes.Session {
+// connect opens a session through p, whose Traffic counts it, closed when b
+// ends.
+func connect(b *testing.B, p *zktest.Proxy) *recipes.Session {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), connectWait)
 	defer cancel()
-	sess, err := recipes.Connect(ctx, zktest.ServersT(b))
+	sess, err := recipes.Connect(ctx, zktest.ServersT(b), recipes.WithDialer(p.Dialer))
 	if err != nil {
 		b.Fatalf("connect: %v", err)
 	}
@@ -146,27 +148,16 @@ func ensurePersistent(b *testing.B, conn *zk.Conn, path string) {
 	}
 }
 
-// traffic sums the wire counters of several sessions.
-func traffic(sessions ...*recipes.Session) recipes.Stats {
-	var sum recipes.Stats
-	for _, s := range sessions {
-		st := s.Stats()
-		sum.Requests += st.Requests
-		sum.WatchEvents += st.WatchEvents
-	}
-	return sum
-}
-
-// reportTraffic reports the requests and watch notifications per op that
-// the sessions exchanged since before was taken, over n ops.
-func reportTraffic(b *testing.B, n int, before recipes.Stats, sessions ...*recipes.Session) {
+// reportTraffic reports the requests and watch notifications per op that p
+// counted since before, over n ops.
+func reportTraffic(b *testing.B, n int, p *zktest.Proxy, before zktest.Traffic) {
 	b.Helper()
 	if n <= 0 {
 		return
 	}
-	after := traffic(sessions...)
-	b.ReportMetric(float64(after.Requests-before.Requests)/float64(n), "reqs/op")
-	b.ReportMetric(float64(after.WatchEvents-before.WatchEvents)/float64(n), "watches/op")
+	d := p.Traffic().Sub(before)
+	b.ReportMetric(float64(d.Requests)/float64(n), "reqs/op")
+	b.ReportMetric(float64(d.WatchEvents)/float64(n), "watches/op")
 }
 
 // uuid returns a random version-4 UUID in its 36-character text form, as the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -31,12 +32,13 @@ func benchFloor(b *testing.B) {
 	dir := root + "/floor"
 	ensurePersistent(b, admin, dir)
 	removeAtEnd(b, admin, root)
-	sess := connect(b)
+	p := zktest.ProxyT(b)
+	sess := connect(b, p)
 	conn := sess.Conn()
 	data := locks.DefaultData()
 	prefix := dir + "/_c_"
 
-	before := traffic(sess)
+	before := p.Traffic()
 	for b.Loop() {
 		node, err := conn.Create(prefix+uuid()+"-lock-", data, zk.FlagEphemeralSequential, acl)
 		if err != nil {
@@ -49,12 +51,13 @@ func benchFloor(b *testing.B) {
 			b.Fatalf("delete: %v", err)
 		}
 	}
-	reportTraffic(b, b.N, before, sess)
+	reportTraffic(b, b.N, p, before)
 }
 
 func benchMutexUncontended(b *testing.B) {
 	_, root := newRoot(b)
-	sess := connect(b)
+	p := zktest.ProxyT(b)
+	sess := connect(b, p)
 	m, err := locks.NewMutex(sess, root+"/mutex")
 	if err != nil {
 		b.Fatal(err)
@@ -72,18 +75,19 @@ func benchMutexUncontended(b *testing.B) {
 	// Once untimed, so that making the lock's directory is not measured.
 	lockUnlock()
 
-	before := traffic(sess)
+	before := p.Traffic()
 	for b.Loop() {
 		lockUnlock()
 	}
-	reportTraffic(b, b.N, before, sess)
+	reportTraffic(b, b.N, p, before)
 }
 
 func benchZKLockUncontended(b *testing.B) {
 	admin, root := newRoot(b)
 	// zk.Lock makes the lock's directory and its parents persistent.
 	removeAtEnd(b, admin, root)
-	sess := connect(b)
+	p := zktest.ProxyT(b)
+	sess := connect(b, p)
 	l := zk.NewLock(sess.Conn(), root+"/zklock", acl)
 	data := locks.DefaultData()
 	lockUnlock := func() {
@@ -97,9 +101,9 @@ func benchZKLockUncontended(b *testing.B) {
 	// Once untimed, so that making the lock's directory is not measured.
 	lockUnlock()
 
-	before := traffic(sess)
+	before := p.Traffic()
 	for b.Loop() {
 		lockUnlock()
 	}
-	reportTraffic(b, b.N, before, sess)
+	reportTraffic(b, b.N, p, before)
 }

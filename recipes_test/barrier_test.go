@@ -165,7 +165,7 @@ func TestDoubleBarrierNoEarlyEnter(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/double"
-	proxy := newProxy(t)
+	proxy := zktest.ProxyT(t)
 	states := make(stateLog, 16)
 	s := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener))
 	first := newDoubleBarrier(t, s, path, 2)
@@ -279,7 +279,7 @@ func TestDoubleBarrierRecoversFromLostCreateReply(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/double"
-	proxy := newProxy(t)
+	proxy := zktest.ProxyT(t)
 	b := newDoubleBarrier(t, connect(t, recipes.WithDialer(proxy.Dialer)), path, 1)
 	dropped := proxy.DropReply(func(op int32, p string) bool {
 		return (op == opCreate || op == opCreate2) && p == b.Node()

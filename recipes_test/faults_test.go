@@ -21,14 +21,6 @@ const (
 	opCreate2 = 15
 )
 
-func newProxy(t *testing.T) *zktest.Proxy {
-	t.Helper()
-	p, err := zktest.NewProxy(zktest.ServersT(t)[0])
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Close() })
-	return p
-}
-
 // stateLog records a session's states for a test to wait on. Make it with
 // room for every state the test will see: the listener must not block.
 type stateLog chan recipes.State
@@ -58,7 +50,7 @@ func TestMutexHolderLearnsOfLossFirst(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	proxy := newProxy(t)
+	proxy := zktest.ProxyT(t)
 	holderSession := connect(t, recipes.WithDialer(proxy.Dialer))
 	holder := newMutex(t, holderSession, path)
 	heldA, err := holder.Lock(bg())
@@ -105,7 +97,7 @@ func TestMutexSurvivesShortDisconnect(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	proxy := newProxy(t)
+	proxy := zktest.ProxyT(t)
 	states := make(stateLog, 16)
 	s := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener))
 	m := newMutex(t, s, path)
@@ -132,7 +124,7 @@ func TestMutexRecoversNodeAfterLostCreateReply(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	proxy := newProxy(t)
+	proxy := zktest.ProxyT(t)
 	s := connect(t, recipes.WithDialer(proxy.Dialer))
 	m := newMutex(t, s, path)
 	dropped := proxy.DropReply(func(op int32, p string) bool {
@@ -194,7 +186,7 @@ func TestSessionExpiryEndsHolds(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	proxy := newProxy(t)
+	proxy := zktest.ProxyT(t)
 	conn, events, err := zk.Connect([]string{proxy.Addr()}, testSessionTimeout, zk.WithLogger(quiet{}))
 	require.NoError(t, err)
 	defer conn.Close()

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zktest"
 )
 
 // herd is a set of waiters, one session each, queued behind a holder. It
@@ -15,6 +16,7 @@ import (
 type herd struct {
 	t        *testing.T
 	sessions []*recipes.Session
+	proxies  []*zktest.Proxy // proxies[i] counts sessions[i]'s traffic
 	acquired chan acquiredBy
 }
 
@@ -26,7 +28,8 @@ type acquiredBy struct {
 func newHerd(t *testing.T, waiters int) *herd {
 	h := &herd{t: t, acquired: make(chan acquiredBy, waiters)}
 	for range waiters {
-		h.sessions = append(h.sessions, connect(t))
+		s, p := connectCounted(t)
+		h.sessions, h.proxies = append(h.sessions, s), append(h.proxies, p)
 	}
 	return h
 }
@@ -66,7 +69,7 @@ func (h *herd) releaseAll(first func() error) []int {
 		before := map[int]int64{}
 		for i := range waiting {
 			h.flush(i)
-			before[i] = h.sessions[i].Stats().Requests
+			before[i] = h.proxies[i].Traffic().Requests
 		}
 		require.NoError(h.t, release())
 		a, ok := <-h.acquired
@@ -75,7 +78,7 @@ func (h *herd) releaseAll(first func() error) []int {
 		n := 0
 		for i := range waiting {
 			h.flush(i)
-			if h.sessions[i].Stats().Requests-before[i] > 1 { // the flush itself
+			if h.proxies[i].Traffic().Requests-before[i] > 1 { // the flush itself
 				n++
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes/internal/curatortest"
-	"github.com/zkrecipes/recipes/internal/eventlog"
+	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
 	"github.com/zkrecipes/recipes/internal/zktest"
 )
 

@@ -64,6 +64,14 @@ func connectTo(t *testing.T, servers []string, opts ...recipes.Option) *recipes.
 	return s
 }
 
+// connectCounted opens a session through a proxy of its own, whose Traffic
+// counts the session's requests and watch notifications.
+func connectCounted(t *testing.T, opts ...recipes.Option) (*recipes.Session, *zktest.Proxy) {
+	t.Helper()
+	p := zktest.ProxyT(t)
+	return connectTo(t, zktest.ServersT(t), append(opts, recipes.WithDialer(p.Dialer))...), p
+}
+
 func newMutex(t *testing.T, s *recipes.Session, path string, opts ...locks.Option) *locks.Mutex {
 	t.Helper()
 	m, err := locks.NewMutex(s, path, opts...)

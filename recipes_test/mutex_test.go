@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -206,10 +207,11 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 		held context.Context
 	}
 	sessions := make([]*recipes.Session, waiters)
+	proxies := make([]*zktest.Proxy, waiters) // proxies[i] counts sessions[i]'s traffic
 	got := make(chan acquired)
 	errs := make(chan error, waiters)
 	for i := range waiters {
-		sessions[i] = connect(t)
+		sessions[i], proxies[i] = connectCounted(t)
 		m := newMutex(t, sessions[i], path)
 		go func() {
 			h, err := m.Lock(bg())
@@ -230,7 +232,7 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 	}
 	eventually(t, "waiters to watch", func() bool {
 		for i := range waiters {
-			if sessions[i].Stats().Requests < 4 { // create, list, two watches
+			if proxies[i].Traffic().Requests < 4 { // create, list, two watches
 				return false
 			}
 		}
@@ -241,10 +243,10 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 	releaser := first
 	var events int64
 	for next := range waiters {
-		before := make([]recipes.Stats, waiters)
+		before := make([]zktest.Traffic, waiters)
 		for i := next; i < waiters; i++ {
 			flush(i)
-			before[i] = sessions[i].Stats()
+			before[i] = proxies[i].Traffic()
 		}
 		release(releaser, held)
 		var a acquired
@@ -259,12 +261,11 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 		// release caused has arrived.
 		for i := next + 1; i < waiters; i++ {
 			flush(i)
-			after := sessions[i].Stats()
-			require.Equal(t, int64(1), after.Requests-before[i].Requests,
-				"release %d woke waiter %d too", next, i)
-			events += after.WatchEvents - before[i].WatchEvents
+			d := proxies[i].Traffic().Sub(before[i])
+			require.Equal(t, int64(1), d.Requests, "release %d woke waiter %d too", next, i)
+			events += d.WatchEvents
 		}
-		events += sessions[next].Stats().WatchEvents - before[next].WatchEvents
+		events += proxies[next].Traffic().Sub(before[next]).WatchEvents
 		releaser, held = newMutex(t, sessions[a.who], path), a.held
 	}
 	release(releaser, held)

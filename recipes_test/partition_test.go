@@ -82,7 +82,7 @@ func lossRace(t *testing.T, admin *zk.Conn, path string, holder, waiter *recipes
 func TestLossBeforeHandOffOneWayPartition(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	proxy := newProxy(t)
+	proxy := zktest.ProxyT(t)
 	timeout := recipes.WithSessionTimeout(partitionTimeout)
 	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout, defaultTick)
 
@@ -158,7 +158,7 @@ func changeConfig(conn *zk.Conn, path string, stop <-chan struct{}) {
 func TestLossBeforeHandOffBlackHole(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	proxy := newProxy(t)
+	proxy := zktest.ProxyT(t)
 	timeout := recipes.WithSessionTimeout(partitionTimeout)
 	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout, defaultTick)
 	margin := lossRace(t, admin, root+"/lock", holder, connect(t, timeout), func() {
@@ -217,7 +217,7 @@ func TestLossBeforeHandOffIsolatedFollower(t *testing.T) {
 func TestLossBeforeHandOffNewSession(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	proxy := newProxy(t)
+	proxy := zktest.ProxyT(t)
 	timeout := recipes.WithSessionTimeout(partitionTimeout)
 	holder := newSessionOver(t, zktest.ServersT(t), proxy.Dialer, timeout)
 	margin := lossRace(t, admin, root+"/lock", holder, connect(t, timeout), func() {

@@ -1,8 +1,11 @@
 package main_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -172,4 +175,24 @@ func TestDemoRunsAgainstAGivenServer(t *testing.T) {
 	for _, want := range []string{"has the write lock, alone", "moves 10", "left /zkrecipes-demo/batch", "nothing lost"} {
 		assert.Contains(t, stdout, want)
 	}
+}
+
+// TestDemoWithoutServerSaysHowToGetOne: the installed command never starts a
+// server; with none at the address it fails fast and names the ways to get
+// one.
+func TestDemoWithoutServerSaysHowToGetOne(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	nobody := l.Addr().String()
+	require.NoError(t, l.Close())
+	cmd := exec.Command(binary, "--servers", nobody, "demo")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Equal(t, 69, ee.ExitCode())
+	assert.Contains(t, stderr.String(), "cannot reach ZooKeeper at ["+nobody+"]")
+	assert.Contains(t, stderr.String(), "make demo")
+	assert.NotContains(t, stdout.String(), "worker-")
 }

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/zkrecipes/recipes/internal/zkserver"
 )
 
 // The demo's nodes.
@@ -31,8 +29,12 @@ const demoJobCommand = "demo-job"
 // demoCommand tells a batch job's story: worker processes meet at a double
 // barrier, read a shared catalog under a read/write lock (one of them
 // updates it, alone), move money between two accounts under multi-locks taken
-// in opposite orders (no deadlock), and leave together. It starts a
-// ZooKeeper server when none was given, and prints one timeline.
+// in opposite orders (no deadlock), and leave together. It prints one
+// timeline.
+//
+// It connects to the servers it is given (or the default) and never starts
+// one: an installed tool must not install system packages. With no
+// ZooKeeper there, it says how to get one.
 func demoCommand(g globals, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("demo", &g)
 	workers := fs.Int("workers", 3, "")
@@ -44,17 +46,10 @@ func demoCommand(g globals, args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 0 || *workers < 2 || *transfers < 1 {
 		return usagef("demo: takes --workers N (at least 2) and --transfers N (at least 1) only")
 	}
-	servers := g.servers
-	if !g.serversGiven {
-		fmt.Fprintln(stdout, "Starting a local ZooKeeper (Debian's zookeeper package; installing it if missing)...")
-		srv, err := zkserver.Start()
-		if err != nil {
-			return fmt.Errorf("start ZooKeeper: %w", err)
-		}
-		defer srv.Close()
-		servers = srv.Servers()
-		fmt.Fprintf(stdout, "ZooKeeper is up at %s.\n", strings.Join(servers, ","))
+	if err := demoReachable(g); err != nil {
+		return err
 	}
+	servers := g.servers
 	dir, err := os.MkdirTemp("", "zkrecipes-demo-")
 	if err != nil {
 		return err
@@ -101,6 +96,28 @@ under a multi-lock on both (odd workers name them a,b, even ones b,a).
 	}
 	return state.report(stdout, *workers, *transfers)
 }
+
+// demoConnectTimeout bounds the demo's first look for ZooKeeper, unless the
+// command line gave a connect timeout.
+const demoConnectTimeout = 5 * time.Second
+
+// demoReachable checks that ZooKeeper answers before any worker starts, and
+// otherwise tells the user how to get one.
+func demoReachable(g globals) error {
+	if g.connectTimeout == 0 {
+		g.connectTimeout = demoConnectTimeout
+	}
+	sess, err := connect(context.Background(), g)
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, demoNoServerHint)
+	}
+	return sess.Close()
+}
+
+const demoNoServerHint = `The demo needs a ZooKeeper server: name one with --servers or ZK_SERVERS,
+or start one on this machine (on Debian: apt-get install zookeeperd). From a
+checkout of zkrecipes, 'make demo' starts a throwaway server and runs the demo
+against it.`
 
 // timeline prints the lines of several processes, stamped and labelled.
 type timeline struct {

@@ -69,8 +69,8 @@ wlock also --revocable: stop CMD when someone revokes the lock):
   demo [--workers N] [--transfers N]
         a batch job's story: worker processes meet at a double barrier,
         share a read/write lock, move money under multi-locks, and leave
-        together; starts a local ZooKeeper unless --servers or ZK_SERVERS
-        names one
+        together; needs a running ZooKeeper (from a checkout, 'make demo'
+        starts one and runs this)
 
 Global flags (before the command, or among its own flags):
   --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
@@ -92,7 +92,6 @@ Exit status: CMD's own status (128+N if killed by signal N), or
 // globals are the flags every command shares.
 type globals struct {
 	servers        []string
-	serversGiven   bool // by --servers or ZK_SERVERS, not the default
 	sessionTimeout time.Duration
 	connectTimeout time.Duration // a command's --timeout, which bounds connecting too; 0: the library's default
 }
@@ -165,8 +164,7 @@ func parseGlobals(args []string, stderr io.Writer) (globals, []string, error) {
 		}
 		return globals{}, nil, usagef("%v", err)
 	}
-	g := globals{sessionTimeout: *timeout, serversGiven: os.Getenv("ZK_SERVERS") != ""}
-	fs.Visit(func(f *flag.Flag) { g.serversGiven = g.serversGiven || f.Name == "servers" })
+	g := globals{sessionTimeout: *timeout}
 	g.servers = splitServers(*servers)
 	if len(g.servers) == 0 {
 		return g, nil, usagef("--servers is empty")
@@ -213,7 +211,7 @@ func newFlagSet(name string, g *globals) *flag.FlagSet {
 		if len(servers) == 0 {
 			return errors.New("--servers is empty")
 		}
-		g.servers, g.serversGiven = servers, true
+		g.servers = servers
 		return nil
 	})
 	fs.Func("session-timeout", "", func(v string) error {

@@ -12,6 +12,10 @@
 // processes run on one machine, so the clocks agree), used for margins and
 // for the begin time of a write.
 //
+// The package itself is the timeline and its checker, which use no recipe.
+// The workers (worker_test.go, section_test.go) and the harness are test
+// code: they drive the recipes through their public API, as a user would.
+//
 // docs/faults.md describes the scenarios and the rules.
 package chaos
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/recipes/internal/eventlog"
+	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
 	"github.com/zkrecipes/recipes/internal/zktest"
 )
 

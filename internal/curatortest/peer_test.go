@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/recipes/internal/eventlog"
+	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
 	"github.com/zkrecipes/recipes/internal/zktest"
 )
 

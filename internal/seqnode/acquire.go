@@ -12,8 +12,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/background"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -64,7 +62,7 @@ var errRequeue = errors.New("waiting node deleted; queueing again")
 // node has been deleted, or, if ZooKeeper cannot be reached in time, the
 // session deletes it in the background as soon as it can (or it dies with
 // the session).
-func Acquire(ctx context.Context, sess *recipes.Session, spec Spec, wait bool) (*Hold, error) {
+func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Hold, error) {
 	for {
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
@@ -81,7 +79,7 @@ func Acquire(ctx context.Context, sess *recipes.Session, spec Spec, wait bool) (
 			continue
 		}
 		if h == nil {
-			cleanup(sess, path)
+			_ = znode.DeleteDetached(sess, path)
 			return nil, err
 		}
 		// A process paused while it waited can wake to the notification
@@ -95,18 +93,10 @@ func Acquire(ctx context.Context, sess *recipes.Session, spec Spec, wait bool) (
 	}
 }
 
-// cleanup deletes a node we gave up on, on a context of its own, so that
-// the caller's cancelled context cannot cut it short.
-func cleanup(sess *recipes.Session, path string) {
-	ctx, cancel := context.WithTimeout(context.Background(), sess.Timeout())
-	defer cancel()
-	_ = sess.Delete(ctx, path)
-}
-
 // create makes our protected ephemeral sequential node and returns its path.
 // If a create's reply is lost, the next try first looks for the node by its
 // UUID, so a retry never leaves a second node.
-func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) (string, error) {
+func create(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, error) {
 	name := zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix)+spec.Sequence)
 	flags := int32(zk.FlagEphemeralSequential)
 	if spec.Sequence != "" {
@@ -131,7 +121,7 @@ func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) 
 		// We stopped after a create that may have been applied; find the
 		// node and delete it once ZooKeeper can be reached (Curator's
 		// CURATOR-45 cleanup).
-		background.Run(sess, func() {
+		sess.Go(func() {
 			_ = sess.Retry(context.Background(), func(conn *zk.Conn) error {
 				p, err := findByUUID(conn, spec.Dir, uuid)
 				if err != nil || p == "" {
@@ -151,7 +141,7 @@ func create(ctx context.Context, sess *recipes.Session, spec Spec, uuid string) 
 // findOurs looks for the node a lost create reply may have made. A node
 // with our UUID that another session owns is not ours to take (Curator's
 // CURATOR-498): it is deleted, and the create is made again.
-func findOurs(conn *zk.Conn, sess *recipes.Session, dir, uuid string) (string, error) {
+func findOurs(conn *zk.Conn, sess znode.Session, dir, uuid string) (string, error) {
 	p, err := findByUUID(conn, dir, uuid)
 	if err != nil || p == "" {
 		return p, err

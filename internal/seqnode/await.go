@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -28,13 +27,9 @@ type ownWatch struct {
 	err    error
 }
 
-func watchOwn(ctx context.Context, sess *recipes.Session, path string) ownWatch {
+func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
 	var w ownWatch
-	w.err = sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		w.data, w.stat, w.events, err = conn.GetW(path)
-		return err
-	})
+	w.data, w.stat, w.events, w.err = znode.GetW(ctx, sess, path)
 	return w
 }
 
@@ -48,7 +43,7 @@ func watchOwn(ctx context.Context, sess *recipes.Session, path string) ownWatch 
 // ours sort after ours, so if the predicate now says we hold, we do, with no
 // further read. Otherwise (a node ahead of it left out of turn, or the
 // listing is stale) it reads the children once more.
-func await(ctx context.Context, sess *recipes.Session, spec Spec, path string, wait bool) (*Hold, error) {
+func await(ctx context.Context, sess znode.Session, spec Spec, path string, wait bool) (*Hold, error) {
 	name := zpath.Base(path)
 	dir, err := listWatched(ctx, sess, spec)
 	if err != nil {
@@ -109,14 +104,9 @@ type watchedListing struct {
 	events <-chan zk.Event
 }
 
-func listWatched(ctx context.Context, sess *recipes.Session, spec Spec) (watchedListing, error) {
-	var l watchedListing
-	var names []string
-	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		names, l.stat, l.events, err = conn.ChildrenW(spec.Dir)
-		return err
-	})
+func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedListing, error) {
+	names, stat, events, err := znode.ChildrenW(ctx, sess, spec.Dir)
+	l := watchedListing{stat: stat, events: events}
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return l, errRequeue // the directory, and so our node, is gone
@@ -158,18 +148,13 @@ func tokenFromListing(dir *zk.Stat, name, prefix string) int64 {
 // waitFor watches target and waits until it is deleted (true) or its data
 // changes (false). The first time it also starts watching our own node, in
 // the same round trip, and keeps that watch in *own.
-func waitFor(ctx context.Context, sess *recipes.Session, target, path string, own **ownWatch, revoked *bool) (bool, error) {
+func waitFor(ctx context.Context, sess znode.Session, target, path string, own **ownWatch, revoked *bool) (bool, error) {
 	var ownc chan ownWatch
 	if *own == nil {
 		ownc = make(chan ownWatch, 1)
 		go func() { ownc <- watchOwn(ctx, sess, path) }()
 	}
-	var ev <-chan zk.Event
-	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		_, _, ev, err = conn.GetW(target)
-		return err
-	})
+	_, _, ev, err := znode.GetW(ctx, sess, target)
 	if ownc != nil {
 		o := <-ownc
 		switch {
@@ -194,7 +179,7 @@ func waitFor(ctx context.Context, sess *recipes.Session, target, path string, ow
 // (false: its data changed, which spends the watch). Meanwhile it keeps the
 // watch on our own node: a revocation request is noted and the watch re-armed;
 // the deletion of our node means requeue.
-func waitGone(ctx context.Context, sess *recipes.Session, path string, ev <-chan zk.Event, own *ownWatch, revoked *bool) (bool, error) {
+func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk.Event, own *ownWatch, revoked *bool) (bool, error) {
 	for {
 		select {
 		case e := <-ev:
@@ -230,13 +215,8 @@ func waitGone(ctx context.Context, sess *recipes.Session, path string, ev <-chan
 
 // list reads the children of the lock directory in lock order. A missing
 // directory (a reaped container) has no children.
-func list(ctx context.Context, sess *recipes.Session, spec Spec) ([]Node, error) {
-	var names []string
-	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		names, _, err = conn.Children(spec.Dir)
-		return znode.IgnoreNoNode(err)
-	})
+func list(ctx context.Context, sess znode.Session, spec Spec) ([]Node, error) {
+	names, err := znode.Children(ctx, sess, spec.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("locks: list %s: %w", spec.Dir, err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -30,7 +29,7 @@ var (
 // directory, or when Revoked or Token needs it, the hold reads its node once
 // and watches its data from then on.
 type Hold struct {
-	sess    *recipes.Session
+	sess    znode.Session
 	path    string
 	done    chan struct{} // closed when the hold ends
 	revoked chan struct{} // closed at the first revocation request
@@ -48,7 +47,7 @@ type Hold struct {
 
 // newHold starts watching: events come from our node's data watch when
 // dataWatch is true, else from the directory's child watch.
-func newHold(sess *recipes.Session, path string, token int64, events <-chan zk.Event, dataWatch, revoked bool) *Hold {
+func newHold(sess znode.Session, path string, token int64, events <-chan zk.Event, dataWatch, revoked bool) *Hold {
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hold{
 		sess:    sess,

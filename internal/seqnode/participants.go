@@ -9,7 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
@@ -29,7 +29,7 @@ const maxParallelReads = 32
 // Participants lists every node in dir in lock order (holders first, then
 // waiters in the order they will be served) with its data. Nodes that vanish
 // while being read are left out; a missing dir has none.
-func Participants(ctx context.Context, sess *recipes.Session, dir string, siblings ...string) ([]Participant, error) {
+func Participants(ctx context.Context, sess znode.Session, dir string, siblings ...string) ([]Participant, error) {
 	nodes, err := list(ctx, sess, Spec{Dir: dir, Siblings: siblings})
 	if err != nil {
 		return nil, err
@@ -41,13 +41,7 @@ func Participants(ctx context.Context, sess *recipes.Session, dir string, siblin
 	for i, n := range nodes {
 		g.Go(func() error {
 			p := zpath.Join(dir, n.Name)
-			var data []byte
-			var st *zk.Stat
-			err := sess.Retry(gctx, func(conn *zk.Conn) error {
-				var err error
-				data, st, err = conn.Get(p)
-				return err
-			})
+			data, st, err := znode.Get(gctx, sess, p)
 			switch {
 			case errors.Is(err, zk.ErrNoNode):
 				return nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/zkrecipes/recipes/internal/zkserver"
@@ -26,6 +28,9 @@ type Proxy struct {
 	wg     sync.WaitGroup
 	gate   zkserver.Gate // cut and held directions
 
+	requests    atomic.Int64 // forwarded client requests, pings and syncs excluded
+	watchEvents atomic.Int64 // forwarded watch notifications
+
 	mu     sync.Mutex
 	conns  map[*proxyConn]struct{}
 	closed bool
@@ -44,6 +49,44 @@ func NewProxy(target string) (*Proxy, error) {
 	p.wg.Add(1)
 	go p.acceptLoop()
 	return p, nil
+}
+
+// ProxyT starts a proxy to the shared server and closes it when t ends. Call
+// it before connecting through it, so that the connections close first.
+func ProxyT(t testing.TB) *Proxy {
+	t.Helper()
+	p, err := NewProxy(ServersT(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("proxy close: %v", err)
+		}
+	})
+	return p
+}
+
+// Traffic counts what a proxy forwarded, over all its connections.
+type Traffic struct {
+	// Requests counts client requests other than pings and syncs:
+	// recipes.Session sends a sync every tenth of its session timeout to
+	// prove it is alive, which is not the recipes' traffic.
+	Requests int64
+	// WatchEvents counts watch notifications sent to clients.
+	WatchEvents int64
+}
+
+// Sub returns the traffic between before and t.
+func (t Traffic) Sub(before Traffic) Traffic {
+	return Traffic{Requests: t.Requests - before.Requests, WatchEvents: t.WatchEvents - before.WatchEvents}
+}
+
+// Traffic returns the counts so far. A packet is counted before it is
+// forwarded: a request by the time its reply can reach the client, a
+// notification by the time the client can see it.
+func (p *Proxy) Traffic() Traffic {
+	return Traffic{Requests: p.requests.Load(), WatchEvents: p.watchEvents.Load()}
 }
 
 // Addr returns the proxy's listening address, "127.0.0.1:port".
@@ -228,6 +271,7 @@ func (p *Proxy) pump(c *proxyConn, up bool) {
 			return
 		}
 		if !first {
+			p.count(frame, up)
 			if up {
 				p.inspectRequest(c, frame)
 			} else if r := c.takeDrop(frame); r != nil {
@@ -239,6 +283,19 @@ func (p *Proxy) pump(c *proxyConn, up bool) {
 		if _, err := dst.Write(frame); err != nil {
 			return
 		}
+	}
+}
+
+// count adds a packet after the connect request or response to Traffic.
+func (p *Proxy) count(frame []byte, up bool) {
+	if up {
+		if _, op, _, ok := parseRequest(frame); ok && op != OpPing && op != OpSync {
+			p.requests.Add(1)
+		}
+		return
+	}
+	if xid, ok := parseReplyXid(frame); ok && xid == xidNotification {
+		p.watchEvents.Add(1)
 	}
 }
 

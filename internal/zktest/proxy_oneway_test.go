@@ -39,7 +39,7 @@ func waitOrFatal[T any](t *testing.T, ch <-chan T, what string) T {
 func TestProxyStallUpLetsNotificationsThrough(t *testing.T) {
 	t.Parallel()
 	direct, root := rootT(t)
-	p := newProxyT(t)
+	p := ProxyT(t)
 	held := holdSignal(t, p)
 	// A long session: pings go unanswered during the stall.
 	conn, events := ConnectSession(t, ServersT(t), 30*time.Second, zk.WithDialer(p.Dialer))
@@ -99,7 +99,7 @@ func TestProxyStallUpLetsNotificationsThrough(t *testing.T) {
 func TestProxyStallDownHoldsReplies(t *testing.T) {
 	t.Parallel()
 	direct, root := rootT(t)
-	p := newProxyT(t)
+	p := ProxyT(t)
 	held := holdSignal(t, p)
 	conn, _ := ConnectSession(t, ServersT(t), 30*time.Second, zk.WithDialer(p.Dialer))
 
@@ -157,7 +157,7 @@ func TestProxyStallDownHoldsReplies(t *testing.T) {
 // Restore.
 func TestProxyStallUpHoldsNewSession(t *testing.T) {
 	t.Parallel()
-	p := newProxyT(t)
+	p := ProxyT(t)
 	held := holdSignal(t, p)
 	p.StallUp()
 	events := newEventLog()

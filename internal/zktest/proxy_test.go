@@ -9,22 +9,6 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// newProxyT starts a proxy to the shared server. Call it before connecting
-// through the proxy so the proxy closes after those connections.
-func newProxyT(t *testing.T) *Proxy {
-	t.Helper()
-	p, err := NewProxy(ServersT(t)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.Close(); err != nil {
-			t.Errorf("proxy close: %v", err)
-		}
-	})
-	return p
-}
-
 // rootT returns a test root created as a container through a direct
 // connection, which stays usable while the proxy misbehaves.
 func rootT(t *testing.T) (*zk.Conn, string) {
@@ -40,7 +24,7 @@ func rootT(t *testing.T) (*zk.Conn, string) {
 func TestProxyCutRestoreKeepsSession(t *testing.T) {
 	t.Parallel()
 	_, root := rootT(t)
-	p := newProxyT(t)
+	p := ProxyT(t)
 	// The server list names the real server: the proxy's dialer must
 	// ignore it and go through the proxy anyway.
 	conn, events := ConnectSession(t, ServersT(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
@@ -64,7 +48,7 @@ func TestProxyCutRestoreKeepsSession(t *testing.T) {
 func TestProxyStallHoldsBytes(t *testing.T) {
 	t.Parallel()
 	direct, root := rootT(t)
-	p := newProxyT(t)
+	p := ProxyT(t)
 	held := make(chan struct{}, 16)
 	p.mu.Lock()
 	p.onHold = func() {
@@ -115,7 +99,7 @@ func TestProxyStallHoldsBytes(t *testing.T) {
 func TestProxyLongStallDisconnectsThenResumes(t *testing.T) {
 	t.Parallel()
 	_, root := rootT(t)
-	p := newProxyT(t)
+	p := ProxyT(t)
 	// Read timeout is 2/3 of the session timeout; the client also waits
 	// 1s before redialing a single server, so leave room before expiry.
 	conn, events := ConnectSession(t, ServersT(t), 6*time.Second, zk.WithDialer(p.Dialer))
@@ -136,7 +120,7 @@ func TestProxyLongStallDisconnectsThenResumes(t *testing.T) {
 func TestProxyDropReply(t *testing.T) {
 	t.Parallel()
 	direct, root := rootT(t)
-	p := newProxyT(t)
+	p := ProxyT(t)
 	conn, events := ConnectSession(t, ServersT(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
 	sid := conn.SessionID()
 
@@ -191,5 +175,33 @@ func TestParseRequest(t *testing.T) {
 	frame = slices.Concat([]byte{0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 2, 0, 0, 0, 3}, []byte("/bc"))
 	if xid, op, path, ok = parseRequest(frame); !ok || xid != 9 || op != OpDelete || path != "/bc" {
 		t.Fatalf("parseRequest = %d %d %q %v", xid, op, path, ok)
+	}
+}
+
+// TestProxyCountsTraffic: requests are counted when forwarded, pings and
+// syncs are not, and a notification is counted by the time the client has
+// it.
+func TestProxyCountsTraffic(t *testing.T) {
+	t.Parallel()
+	direct, root := rootT(t)
+	p := ProxyT(t)
+	conn, _ := ConnectSession(t, ServersT(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
+	before := p.Traffic()
+	if _, err := conn.Sync(root); err != nil {
+		t.Fatal(err)
+	}
+	_, _, ev, err := conn.ExistsW(root + "/n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.Create(root+"/n", nil, zk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	<-ev
+	if got := p.Traffic().Sub(before); got != (Traffic{Requests: 1, WatchEvents: 1}) {
+		t.Fatalf("after a sync, an exists and its notification: %+v", got)
+	}
+	if err := direct.Delete(root+"/n", -1); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -38,6 +38,9 @@ const (
 	OpCloseSession    int32 = -11
 )
 
+// xidNotification is the xid of a watch notification from the server.
+const xidNotification int32 = -1
+
 // maxFrame bounds the packet size the proxy accepts (the server's default
 // jute.maxbuffer is about 1MB; leave generous room).
 const maxFrame = 64 << 20

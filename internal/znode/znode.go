@@ -1,6 +1,11 @@
-// Package znode holds the node operations every recipe shares: creating a
-// node with its missing parents as container nodes, as Curator's
-// creatingParentContainersIfNeeded does.
+// Package znode is the node-operations layer every recipe and the lock
+// engine share, over the Session interface:
+//
+//   - creating a node with its missing parents as container nodes, as
+//     Curator's creatingParentContainersIfNeeded does (this file);
+//   - reads and watched reads over Session.Retry that return what they read
+//     (ops.go), and deleting on a context of its own (DeleteDetached);
+//   - waiting on a watch (watch.go).
 package znode
 
 import (

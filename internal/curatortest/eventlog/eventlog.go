@@ -16,6 +16,9 @@
 // Every line is appended with a single write(2) on a file opened with
 // O_APPEND, so concurrent writers on one machine never interleave within a
 // line, and the order of the lines is the order in which the writes happened.
+//
+// The Java peer (../java/CuratorPeer.java, its LOG argument) writes the same
+// lines, which is why the format lives beside it.
 package eventlog
 
 import (

@@ -1,0 +1,32 @@
+package znode
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Session is what the recipes' node operations need of a session.
+// *recipes.Session is the one implementation; the internal packages name
+// this interface instead of importing the package that uses them.
+type Session interface {
+	// Retry calls op until it gets past connection problems; see
+	// recipes.Session.Retry.
+	Retry(ctx context.Context, op func(conn *zk.Conn) error) error
+	// Delete is Curator's guaranteed delete; see recipes.Session.Delete.
+	Delete(ctx context.Context, path string) error
+	// Go runs f on a goroutine the session's Close waits for, unless the
+	// session has ended.
+	Go(f func()) bool
+	Done() <-chan struct{}
+	Err() error
+	ID() int64
+	Timeout() time.Duration
+}
+
+// ErrSessionExpired is recipes.ErrSessionExpired, which the root package
+// re-exports: it is defined here so that a watch go-zookeeper stops because
+// the session expired reports it even before the session has heard.
+var ErrSessionExpired = errors.New("recipes: session expired")

@@ -1,0 +1,61 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Retry calls op until it returns something other than a connection
+// problem. After zk.ErrConnectionClosed, zk.ErrNoServer, zk.ErrSessionMoved
+// or zk.ErrClosing it waits until the session is connected again and calls
+// op once more. It returns op's result, the session's error if the session
+// ends first (op may or may not have taken effect), or ctx's cause.
+//
+// op must be safe to repeat: a request whose reply was lost may have been
+// applied. If ctx has already ended, op is not called at all.
+//
+// This is Curator's retry loop without its sleeps: it retries exactly when
+// the connection comes back.
+func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error {
+	if err := context.Cause(ctx); err != nil {
+		return err // an ended ctx sends nothing
+	}
+	for {
+		s.mu.Lock()
+		changed, err := s.changed, s.err
+		if err == nil {
+			s.ops.Add(1)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		err = op(s.conn)
+		s.ops.Done()
+		if err == nil || !retryable(err) {
+			return err
+		}
+		// The call failed on the connection. Its disconnect may not have
+		// been reported yet: wait for the state to move on from the one
+		// seen before the call, then for a connection.
+		select {
+		case <-changed:
+		case <-s.done:
+			return s.Err()
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		if err := s.WaitConnected(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// retryable reports whether a ZooKeeper error is a connection problem that a
+// retry on the same session can get past.
+func retryable(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
+}
