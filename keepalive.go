@@ -93,6 +93,14 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 			s.finish(ErrSessionLost)
 			return
 		case <-next.C:
+			if s.State() == StateSuspended {
+				// go-zookeeper would only queue it, and send it the
+				// moment it reconnects, while it is still reading the
+				// session's state to restore its watches (a data race
+				// inside go-zookeeper). Wait for the next turn.
+				next.Reset(every)
+				continue
+			}
 			probes = results
 			s.probe(results)
 		case r := <-probes:

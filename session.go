@@ -322,8 +322,10 @@ func (s *Session) finishLocked(err error) {
 
 // drainWait bounds how long closing the connection waits for requests in
 // flight: on a live connection they are answered within a round trip; on a
-// dead one nothing arrives that could race with the close.
-const drainWait = time.Second
+// dead one nothing arrives that could race with the close, and a call still
+// waiting there (a release's delete) returns only once the connection is
+// closed, so the wait is kept short.
+const drainWait = 100 * time.Millisecond
 
 // drain waits, at most drainWait, for the requests sent through Retry to
 // return. go-zookeeper's Close makes a request in flight return at once while

@@ -64,6 +64,15 @@ func newHold(sess znode.Session, path string, token int64, events <-chan zk.Even
 	}
 	h.wg.Add(1)
 	go h.watch(ctx, events, dataWatch)
+	// The watcher may be waiting for a request on a dead connection when
+	// the session ends; the hold must end then all the same.
+	h.wg.Go(func() {
+		select {
+		case <-sess.Done():
+			h.lost(sess.Err())
+		case <-ctx.Done():
+		}
+	})
 	return h
 }
 

@@ -1,8 +1,8 @@
-// Command withzk runs a command with a ZooKeeper server of its own: it starts
-// Debian's ZooKeeper on a free loopback port (installing the zookeeper
-// package with apt-get if it is missing), runs the command with ZK_SERVERS
-// naming that server, and stops the server when the command ends. It exits
-// with the command's status.
+// Command withzk runs a command with a ZooKeeper server: the one ZK_SERVERS
+// names if it is set, else one of its own, Debian's ZooKeeper started on a
+// free loopback port (installing the zookeeper package with apt-get if it is
+// missing) and stopped when the command ends. The command runs with
+// ZK_SERVERS naming the server. withzk exits with the command's status.
 //
 //	go run ./internal/cmd/withzk -- go run ./cmd/zkrecipes demo
 //
@@ -36,15 +36,20 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: withzk [--] CMD [ARG...]")
 		return 64
 	}
-	fmt.Fprintln(os.Stderr, "withzk: starting a local ZooKeeper (Debian's zookeeper package; installing it if missing)...")
-	srv, err := zkserver.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "withzk: start ZooKeeper: %v\n", err)
-		return 69
+	servers := os.Getenv("ZK_SERVERS")
+	if servers != "" {
+		fmt.Fprintf(os.Stderr, "withzk: using the ZooKeeper that ZK_SERVERS names (%s).\n", servers)
+	} else {
+		fmt.Fprintln(os.Stderr, "withzk: starting a local ZooKeeper (Debian's zookeeper package; installing it if missing)...")
+		srv, err := zkserver.Start()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "withzk: start ZooKeeper: %v\n", err)
+			return 69
+		}
+		defer srv.Close()
+		servers = strings.Join(srv.Servers(), ",")
+		fmt.Fprintf(os.Stderr, "withzk: ZooKeeper is up at %s.\n", servers)
 	}
-	defer srv.Close()
-	servers := strings.Join(srv.Servers(), ",")
-	fmt.Fprintf(os.Stderr, "withzk: ZooKeeper is up at %s.\n", servers)
 
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
