@@ -140,11 +140,11 @@ func acquire(ctx, src context.Context, sess *recipes.Session, key holdKey, spec 
 		}
 		return ctx, true, nil
 	}
-	hold, err := seqnode.Acquire(ctx, sess, spec, wait)
+	hold, ok, err := take(ctx, sess, spec, wait)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock %s: %w", key.path, err)
 	}
-	if hold == nil {
+	if !ok {
 		return nil, false, nil
 	}
 	return attach(ctx, src, key, hold), true, nil
@@ -156,7 +156,16 @@ func token(ctx context.Context, key holdKey) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return h.Token(ctx)
+	return h.Token(), nil
+}
+
+// take is seqnode.Acquire, or TryAcquire if wait is false.
+func take(ctx context.Context, sess *recipes.Session, spec seqnode.Spec, wait bool) (*seqnode.Hold, bool, error) {
+	if wait {
+		h, err := seqnode.Acquire(ctx, sess, spec)
+		return h, err == nil, err
+	}
+	return seqnode.TryAcquire(ctx, sess, spec)
 }
 
 // guard returns the Multi check of the hold ctx carries for key.

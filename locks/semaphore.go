@@ -140,8 +140,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int, wait bool) (leases []*Le
 func (s *Semaphore) takeLeases(ctx context.Context, n int, wait bool) ([]*Lease, bool, error) {
 	var leases []*Lease
 	for len(leases) < n {
-		hold, err := seqnode.Acquire(ctx, s.sess, s.leases, wait)
-		if err != nil || hold == nil {
+		hold, ok, err := take(ctx, s.sess, s.leases, wait)
+		if err != nil || !ok {
 			releaseAll(leases)
 			return nil, false, err
 		}
@@ -159,7 +159,7 @@ func (s *Semaphore) checkLayout(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("locks: list %s: %w", s.path, err)
+		return fmt.Errorf("list %s: %w", s.path, err)
 	}
 	return layout.Check(s.path, names, layout.Semaphore, ErrOtherRecipe)
 }
@@ -255,7 +255,7 @@ func (l *Lease) Err() error { return l.hold.Err() }
 func (l *Lease) Node() string { return l.hold.Path() }
 
 // Token returns the lease's fencing token (see Mutex.Token).
-func (l *Lease) Token(ctx context.Context) (int64, error) { return l.hold.Token(ctx) }
+func (l *Lease) Token(ctx context.Context) (int64, error) { return l.hold.Token(), nil }
 
 // Guard returns a check to put in a zk.Multi so that it succeeds only while
 // the lease is held.
