@@ -44,6 +44,7 @@ type Hold struct {
 	revokedClosed bool
 	armed         bool // arm has been signalled
 	onEnd         []func(error)
+	onRevoke      []func()
 }
 
 // newHold starts watching: events come from our node's data watch when
@@ -126,11 +127,31 @@ func (h *Hold) Err() error {
 func (h *Hold) Revoked() <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.armLocked()
+	return h.revoked
+}
+
+// OnRevoke arranges for f to be called once at the first revocation request,
+// at once if one has come; like Revoked, it makes sure the node's data is
+// watched. f must not block.
+func (h *Hold) OnRevoke(f func()) {
+	h.mu.Lock()
+	h.armLocked()
+	closed := h.revokedClosed
+	if !closed {
+		h.onRevoke = append(h.onRevoke, f)
+	}
+	h.mu.Unlock()
+	if closed {
+		f()
+	}
+}
+
+func (h *Hold) armLocked() {
 	if !h.armed {
 		h.armed = true
 		h.arm <- struct{}{}
 	}
-	return h.revoked
 }
 
 // Guard is a check to put first in a zk.Multi: the transaction fails unless
@@ -175,10 +196,17 @@ func (h *Hold) end(err error) error {
 
 func (h *Hold) revoke() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.revokedClosed {
-		h.revokedClosed = true
-		close(h.revoked)
+	if h.revokedClosed {
+		h.mu.Unlock()
+		return
+	}
+	h.revokedClosed = true
+	close(h.revoked)
+	callbacks := h.onRevoke
+	h.onRevoke = nil
+	h.mu.Unlock()
+	for _, f := range callbacks {
+		f()
 	}
 }
 
