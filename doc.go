@@ -9,10 +9,10 @@
 //	if err != nil { ... }
 //	defer sess.Close()
 //	m, err := locks.NewMutex(sess, "/jobs/nightly")
-//	held, err := m.Lock(ctx)
+//	h, err := m.Lock(ctx)
 //	if err != nil { ... }
-//	defer m.Unlock(held)
-//	// held is cancelled, with cause locks.ErrLockLost, if the lock is lost.
+//	defer h.Release(context.Background())
+//	// h.Context() is cancelled, with cause locks.ErrLockLost, if the lock is lost.
 //
 // # Session states
 //

@@ -54,7 +54,7 @@ type locker interface {
 // mutexLocker drives a locks.Mutex.
 type mutexLocker struct {
 	m    *locks.Mutex
-	held context.Context
+	held *locks.Hold
 }
 
 func (l *mutexLocker) lock() error {
@@ -63,7 +63,7 @@ func (l *mutexLocker) lock() error {
 	return err
 }
 
-func (l *mutexLocker) unlock() error { return l.m.Unlock(l.held) }
+func (l *mutexLocker) unlock() error { return l.held.Release(context.Background()) }
 
 // zkLocker drives a go-zookeeper zk.Lock, with the same node data as the
 // Mutex writes.

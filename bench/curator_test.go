@@ -39,15 +39,15 @@ func BenchmarkReadHeavy(b *testing.B) {
 				return nil, err
 			}
 			return func() error {
-				lock, unlock := rw.RLock, rw.RUnlock
+				lock := rw.RLock
 				if rand.IntN(100) >= readPercent {
-					lock, unlock = rw.Lock, rw.Unlock
+					lock = rw.Lock
 				}
 				held, err := lock(context.Background())
 				if err != nil {
 					return err
 				}
-				return unlock(held)
+				return held.Release(context.Background())
 			}, nil
 		})
 	})

@@ -68,7 +68,7 @@ func benchMutexUncontended(b *testing.B) {
 		if err != nil {
 			b.Fatalf("lock: %v", err)
 		}
-		if err := m.Unlock(held); err != nil {
+		if err := held.Release(context.Background()); err != nil {
 			b.Fatalf("unlock: %v", err)
 		}
 	}

@@ -4,48 +4,51 @@
 //
 //	locks.Mutex           Curator InterProcessMutex: reentrant
 //	locks.RWMutex         InterProcessReadWriteLock: reentrant halves, safe downgrade
-//	locks.Semaphore       InterProcessSemaphoreV2: n leases, each a Lease
+//	locks.Semaphore       InterProcessSemaphoreV2: n leases, each a Hold
 //	locks.SemaphoreMutex  InterProcessSemaphoreMutex: not reentrant
 //	locks.MultiLock       InterProcessMultiLock: several locks as one, no deadlock
 //
-// All but Semaphore are a Locker. They share one engine: a queue of
-// sequential nodes in which each waiter watches only the one node it waits
-// for, so a release wakes one waiter.
+// Every acquire returns a Hold, one type for all of them. All but Semaphore
+// are a Locker. They share one engine: a queue of sequential nodes in which
+// each waiter watches only the one node it waits for, so a release wakes one
+// waiter.
 //
 // # Reentrancy
 //
-// Go has no thread identity, so ownership travels in the context. Lock
-// returns a context that holds the lock; Unlock takes it back:
+// Go has no thread identity, so ownership is the Hold, and travels along a
+// call chain in the Hold's Context:
 //
-//	held, err := m.Lock(ctx)
+//	h, err := m.Lock(ctx) // ctx bounds the wait only
 //	if err != nil {
 //		return err
 //	}
-//	defer m.Unlock(held)
-//	doWork(held) // may call m.Lock(held) again: it re-enters
+//	defer h.Release(context.Background())
+//	doWork(h.Context()) // may call m.Lock(h.Context()) again: it re-enters
 //
-// A Lock whose context (or an ancestor of it) already holds the mutex
-// re-enters at once, without talking to ZooKeeper; each Lock needs its own
-// Unlock, and the outermost Unlock releases. Any other context queues, even
-// in a goroutine that shares the same Mutex value: goroutines exclude each
-// other unless one hands its held context to another, which shares the
-// ownership with it. Ownership is per session and path, so two Mutex values
-// for the same path in one session recognise each other's holds.
+// A Lock whose context is (or derives from) the Context of a Hold of the same
+// lock re-enters at once, without talking to ZooKeeper, and returns that
+// Hold; each Lock needs its own Release, and the outermost Release releases.
+// Any other context queues, even in a goroutine that shares the same Mutex
+// value: goroutines exclude each other unless one hands its Hold (or its
+// Context) to another, which shares the ownership with it. Ownership is per
+// session and path, so two Mutex values for the same path in one session
+// recognise each other's holds.
 //
 // # Lock loss
 //
-// Curator never tells a holder that its lock is gone; this package does. The
-// held context is cancelled with cause ErrLockLost (see context.Cause) when
+// Curator never tells a holder that its lock is gone; this package does. A
+// Hold ends (Done is closed, Err wraps ErrLockLost with the cause, and its
+// Context is cancelled with that cause) when
 //   - the session ends (ZooKeeper expired it, or the client was cut off for
 //     long enough that it might have; see recipes.Session), or
 //   - the lock node is deleted by someone else.
 //
-// Pass the held context to the work done under the lock so that it stops when
-// the lock is lost. The held context is also cancelled, with cause ErrReleased,
-// by the outermost Unlock, and it is a child of the context given to Lock, so
-// cancelling that one cancels it too (without releasing the lock: that is
-// Unlock's job). After a loss, Unlock still cleans up and returns an error
-// wrapping ErrLockLost.
+// Do the work under the lock in the Hold's Context so that it stops when the
+// lock is lost. That context carries the values of the context given to Lock,
+// but not its deadline or cancellation, which bound only the wait: a lock
+// taken within 5 seconds stays held past them. The outermost Release cancels
+// it, with cause ErrReleased. After a loss, Release still cleans up and
+// returns an error wrapping ErrLockLost.
 //
 // While the session is suspended (connection down, session not yet known to be
 // lost) the lock is reported as held: it is, unless the session is about to be
@@ -55,11 +58,12 @@
 // # Fencing
 //
 // Losing a lock is always noticed a little late by the work done under it (a
-// garbage-collection pause, a slow disk). Token returns a fencing token, the
-// zxid that created the holder's node: it grows with every new holder of the
-// lock, so a storage system can refuse writes that carry a token lower than
-// one it has seen. For data kept in ZooKeeper itself, Multi (or Guard) makes a
-// transaction conditional on the lock node still existing.
+// garbage-collection pause, a slow disk). Hold.Token returns a fencing token,
+// the zxid that created the holder's node: it grows with every new holder of
+// the lock, so a storage system can refuse writes that carry a token lower
+// than one it has seen. For data kept in ZooKeeper itself, Hold.Multi (or
+// Guard) makes a transaction conditional on the lock node still existing. A
+// multi-lock's Hold has each member's token (Members) and guards them all.
 //
 // # Cancellation
 //
@@ -70,14 +74,16 @@
 // no goroutine is left behind. Requests already sent are not abandoned
 // midway: cancellation takes effect when the request in flight returns. A
 // context that has already ended gets its cause back before any request:
-// nothing is created, and a held context that has ended does not re-enter.
+// nothing is created, and a Hold's Context that has ended does not re-enter.
+// Release takes a context too: it bounds the wait for ZooKeeper to confirm
+// the delete, past which the session finishes it in the background.
 //
 // # Revocation
 //
 // Revoke asks a lock's holder to let go by writing "__REVOKE__" into its node,
-// Curator's protocol; Revoked returns a channel that is closed when that
+// Curator's protocol; Hold.Revoked returns a channel that is closed when that
 // happens. It is cooperative: nothing is released until the holder calls
-// Unlock. There is no makeRevocable step: the first call to Revoked starts
+// Release. There is no makeRevocable step: the first call to Revoked starts
 // watching, and sees a request written before it. Revoke accepts only a
 // Mutex's or an RWMutex's node (a semaphore lease has nobody listening) and
 // returns ErrNotRevocable for anything else, or for a node that is gone; it
@@ -87,17 +93,20 @@
 //
 // An RWMutex's writer must be first in the queue; a reader needs no writer
 // ahead of it. Readers and writers are served in queue order, so new readers
-// cannot starve a waiting writer. A writer may take the read lock (downgrade);
-// a reader asking for the write lock gets ErrUpgrade at once.
+// cannot starve a waiting writer. A writer may take the read lock with its
+// Hold's Context (downgrade): the read Hold is a full Hold of its own, which
+// outlives the write Hold. A reader asking for the write lock gets ErrUpgrade
+// at once.
 //
-// A Semaphore hands out Leases, each released on its own. Acquire takes all
-// the leases it asks for or none, and clients that disagree on the maximum are
-// told (ErrMaxLeases). A SemaphoreMutex is a one-lease semaphore behind a held
-// context; asking for it again with that context fails with ErrReentrant.
+// A Semaphore hands out leases, each a Hold released on its own. Acquire
+// takes all the leases it asks for or none, and clients that disagree on the
+// maximum are told (ErrMaxLeases). A SemaphoreMutex is a one-lease semaphore;
+// asking for it again with its Hold's Context fails with ErrReentrant.
 //
 // A MultiLock takes its members in path order, whatever order it was given
 // them in, so two multi-locks over the same locks cannot deadlock; it takes
-// all or none within one deadline, and releases past failures.
+// all or none within one deadline, and releases past failures. Its Hold
+// aggregates the members' Holds.
 //
 // # Znode layout
 //

@@ -9,27 +9,28 @@ import (
 // Errors returned by the locks in this package. Match them with errors.Is;
 // each is wrapped with the details of the case.
 var (
-	// ErrNotHeld is returned when releasing, or asking about, a lock that
-	// the given context does not hold. Nothing is deleted.
+	// ErrNotHeld is returned by a Release beyond the acquires it matches
+	// (the hold was released already). Nothing is deleted.
 	ErrNotHeld = errors.New("locks: not held")
 
 	// ErrLockLost means the lock was taken away while held: its node was
 	// deleted by someone else, or the session ended (expired, or cut off
-	// for the session timeout). It is the cause of the held context's
-	// cancellation (see context.Cause) and what Unlock returns afterwards.
+	// for the session timeout). Hold.Err wraps it, it is the cause of the
+	// Hold's Context's cancellation (see context.Cause), and Release returns
+	// it afterwards.
 	ErrLockLost = seqnode.ErrLost
 
-	// ErrReleased is the cause of a held context's cancellation after
-	// Unlock released the lock.
+	// ErrReleased is Hold.Err, and the cause of the Hold's Context's
+	// cancellation, after the outermost Release.
 	ErrReleased = seqnode.ErrReleased
 
-	// ErrUpgrade is returned when a context that holds an RWMutex's read
-	// lock asks for its write lock: its own read node would block it
+	// ErrUpgrade is returned when the Context of an RWMutex's read Hold
+	// asks for its write lock: its own read node would block it
 	// forever.
 	ErrUpgrade = errors.New("locks: cannot upgrade a read lock to a write lock")
 
-	// ErrReentrant is returned when a context that holds a lock that is not
-	// reentrant (SemaphoreMutex) asks for it again, which would otherwise
+	// ErrReentrant is returned when the Context of a Hold of a lock that is
+	// not reentrant (SemaphoreMutex) asks for it again, which would otherwise
 	// wait for itself forever.
 	ErrReentrant = errors.New("locks: lock is not reentrant and is already held by this context")
 

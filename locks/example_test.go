@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -14,7 +17,7 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	sess, err := recipes.Connect(ctx, zkServers())
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -24,24 +27,28 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	held, err := m.Lock(ctx)
+	// The deadline bounds the wait for the lock, not the hold.
+	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	h, err := m.Lock(wait)
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Work under the lock with held: it is cancelled if the lock is lost.
-	fmt.Println("working under the lock")
-	if err := m.Unlock(held); err != nil {
+	// Work in h.Context(): it is cancelled if the lock is lost.
+	work := h.Context()
+	fmt.Println("working under the lock:", work.Err() == nil)
+	if err := h.Release(ctx); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("released:", context.Cause(held))
+	fmt.Println("released:", context.Cause(work))
 	// Output:
-	// working under the lock
+	// working under the lock: true
 	// released: locks: released
 }
 
 func ExampleMutex_Lock_reentrant() {
 	ctx := context.Background()
-	sess, err := recipes.Connect(ctx, zkServers())
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,26 +62,26 @@ func ExampleMutex_Lock_reentrant() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A nested Lock with the held context re-enters without a new node.
-	inner, err := m.Lock(outer)
+	// A nested Lock with the hold's context re-enters without a new node.
+	inner, err := m.Lock(outer.Context())
 	if err != nil {
 		log.Fatal(err)
 	}
 	ps, _ := m.Participants(ctx)
-	fmt.Println("nodes:", len(ps))
-	_ = m.Unlock(inner)
-	fmt.Println("still held after the inner Unlock:", outer.Err() == nil)
-	_ = m.Unlock(outer)
-	fmt.Println("held after the outer Unlock:", outer.Err() == nil)
+	fmt.Println("nodes:", len(ps), "same hold:", inner == outer)
+	_ = inner.Release(ctx)
+	fmt.Println("still held after the inner Release:", outer.Err() == nil)
+	_ = outer.Release(ctx)
+	fmt.Println("held after the outer Release:", outer.Err() == nil)
 	// Output:
-	// nodes: 1
-	// still held after the inner Unlock: true
-	// held after the outer Unlock: false
+	// nodes: 1 same hold: true
+	// still held after the inner Release: true
+	// held after the outer Release: false
 }
 
-func ExampleMutex_Token() {
+func ExampleHold_Token() {
 	ctx := context.Background()
-	sess, err := recipes.Connect(ctx, zkServers())
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -86,22 +93,21 @@ func ExampleMutex_Token() {
 
 	var tokens []int64
 	for range 2 {
-		held, err := m.Lock(ctx)
+		h, err := m.Lock(ctx)
 		if err != nil {
 			log.Fatal(err)
 		}
-		token, _ := m.Token(held) // send it with every write the lock guards
-		tokens = append(tokens, token)
-		_ = m.Unlock(held)
+		tokens = append(tokens, h.Token()) // send it with every write the lock guards
+		_ = h.Release(ctx)
 	}
 	fmt.Println("the second holder's token is larger:", tokens[1] > tokens[0])
 	// Output:
 	// the second holder's token is larger: true
 }
 
-func ExampleMutex_Multi() {
+func ExampleHold_Multi() {
 	ctx := context.Background()
-	sess, err := recipes.Connect(ctx, zkServers())
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -110,14 +116,14 @@ func ExampleMutex_Multi() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	held, err := m.Lock(ctx)
+	h, err := m.Lock(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer m.Unlock(held)
+	defer h.Release(ctx)
 
 	// Applied only if we still hold the lock when ZooKeeper runs it.
-	_, err = m.Multi(held,
+	_, err = h.Multi(ctx,
 		&zk.CreateRequest{Path: "/examples/guarded-config", Data: []byte("v2"), Acl: zk.WorldACL(zk.PermAll)},
 		&zk.DeleteRequest{Path: "/examples/guarded-config", Version: -1},
 	)
@@ -135,7 +141,7 @@ func ExampleMutex_Multi() {
 
 func ExampleRevoke() {
 	ctx := context.Background()
-	sess, err := recipes.Connect(ctx, zkServers())
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -144,7 +150,7 @@ func ExampleRevoke() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	held, err := m.Lock(ctx)
+	h, err := m.Lock(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -155,16 +161,16 @@ func ExampleRevoke() {
 		log.Fatal(err)
 	}
 	// ...and the holder, watching Revoked, does.
-	<-m.Revoked(held)
+	<-h.Revoked()
 	fmt.Println("asked to release")
-	_ = m.Unlock(held)
+	_ = h.Release(ctx)
 	// Output:
 	// asked to release
 }
 
 func ExampleRWMutex() {
 	ctx := context.Background()
-	sess, err := recipes.Connect(ctx, zkServers())
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -179,20 +185,20 @@ func ExampleRWMutex() {
 	r2, _ := rw.RLock(ctx)
 	readers, writers, _ := rw.Participants(ctx)
 	fmt.Println("readers:", len(readers), "writers:", len(writers))
-	_ = rw.RUnlock(r1)
-	_ = rw.RUnlock(r2)
+	_ = r1.Release(ctx)
+	_ = r2.Release(ctx)
 
-	// A writer downgrades: it takes the read lock, then lets the write
-	// lock go, and no other writer can slip in between.
+	// A writer downgrades: it takes the read lock with its hold's context,
+	// then lets the write lock go, and no other writer can slip in between.
 	w, _ := rw.Lock(ctx)
-	r, _ := rw.RLock(w)
-	_ = rw.Unlock(w)
+	r, _ := rw.RLock(w.Context())
+	_ = w.Release(ctx)
 	fmt.Println("still reading:", r.Err() == nil)
 
 	// A reader cannot upgrade.
-	_, err = rw.Lock(r)
+	_, err = rw.Lock(r.Context())
 	fmt.Println(errors.Is(err, locks.ErrUpgrade))
-	_ = rw.RUnlock(r)
+	_ = r.Release(ctx)
 	// Output:
 	// readers: 2 writers: 0
 	// still reading: true
@@ -201,7 +207,7 @@ func ExampleRWMutex() {
 
 func ExampleSemaphore() {
 	ctx := context.Background()
-	sess, err := recipes.Connect(ctx, zkServers())
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -226,7 +232,7 @@ func ExampleSemaphore() {
 
 func ExampleSemaphoreMutex() {
 	ctx := context.Background()
-	sess, err := recipes.Connect(ctx, zkServers())
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -235,15 +241,15 @@ func ExampleSemaphoreMutex() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	held, err := m.Lock(ctx)
+	h, err := m.Lock(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = m.Lock(held) // not reentrant: fails at once instead of waiting forever
+	_, err = m.Lock(h.Context()) // not reentrant: fails at once instead of waiting forever
 	fmt.Println(errors.Is(err, locks.ErrReentrant))
 
 	done := make(chan error)
-	go func() { done <- m.Unlock(held) }() // any goroutine may release it
+	go func() { done <- h.Release(ctx) }() // any goroutine may release it
 	fmt.Println(<-done)
 	// Output:
 	// true
@@ -252,7 +258,7 @@ func ExampleSemaphoreMutex() {
 
 func ExampleMultiLock() {
 	ctx := context.Background()
-	sess, err := recipes.Connect(ctx, zkServers())
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -267,13 +273,19 @@ func ExampleMultiLock() {
 		log.Fatal(err)
 	}
 	fmt.Println(ml.Path())
-	held, err := ml.Lock(ctx)
+	h, err := ml.Lock(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	// ... move money; held is cancelled if any of the locks is lost.
-	fmt.Println(ml.Unlock(held))
+	// ... move money in h.Context(), cancelled if any of the locks is
+	// lost, fencing each store with its own lock's token.
+	for _, m := range h.Members() {
+		fmt.Println(m.Path(), "token > 0:", m.Token() > 0)
+	}
+	fmt.Println(h.Release(ctx))
 	// Output:
 	// /examples/accounts/42,/examples/ledger
+	// /examples/accounts/42 token > 0: true
+	// /examples/ledger token > 0: true
 	// <nil>
 }

@@ -1,6 +1,9 @@
 package locks_test
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -8,16 +11,15 @@ import (
 	"github.com/zkrecipes/recipes/internal/zktest"
 )
 
+// TestMain starts ZooKeeper (unless ZK_SERVERS names one) and hands its
+// address to the examples through ZK_SERVERS, as a user's program would get
+// it, so that they read as code to paste.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(zktest.WithServer(m))
-}
-
-// zkServers returns the ensemble the examples talk to: a ZooKeeper the test
-// harness started on loopback, or the one named by ZK_SERVERS.
-func zkServers() []string {
 	servers, err := zktest.Shared()
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	return servers
+	os.Setenv(zktest.ServersEnv, strings.Join(servers, ","))
+	goleak.VerifyTestMain(zktest.WithServer(m))
 }

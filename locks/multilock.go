@@ -20,9 +20,9 @@ import (
 // already taken are released. The context given to Lock bounds the whole
 // acquisition (one deadline, not one per member).
 //
-// Ownership travels in the context as for the members themselves: the held
-// context Lock returns carries every member's hold, and is cancelled when any
-// of them is lost. A MultiLock is itself a Locker.
+// Lock returns one Hold for all the members: it ends when any of them is
+// lost, its Token is the largest of theirs, its Guard checks them all, and
+// Members gives each member's own Hold. A MultiLock is itself a Locker.
 type MultiLock struct {
 	members []Locker // in path order
 }
@@ -81,38 +81,34 @@ func (ml *MultiLock) Path() string {
 	return strings.Join(paths, ",")
 }
 
-// Lock takes every member in path order and returns the context that holds
-// them all. If one fails, or ctx ends, the members already taken are released
-// in reverse order and the error says which member failed.
-func (ml *MultiLock) Lock(ctx context.Context) (context.Context, error) {
-	held := ctx
-	for i, m := range ml.members {
-		h, err := m.Lock(held)
+// Lock takes every member in path order and returns one Hold over them all
+// (see Hold.Members for each member's). If one fails, a member already taken
+// is lost, or ctx ends, the members already taken are released in reverse
+// order and the error says which member failed. ctx bounds the whole wait,
+// and only the wait.
+//
+// If ctx carries a Hold of this MultiLock, Lock re-enters it, as
+// Mutex.Lock does. The Hold's Context also carries each member's Hold, so a
+// member locked with it re-enters that member.
+func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
+	key := multiKey{ml}
+	path := ml.Path()
+	if h, found, err := reenter(ctx, key, path); found {
+		return h, err
+	}
+	// Losing a member ends the wait for the next ones.
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	members := make([]*Hold, 0, len(ml.members))
+	for _, m := range ml.members {
+		h, err := m.Lock(wctx)
 		if err != nil {
 			err = fmt.Errorf("multi-lock: take %s: %w", m.Path(), err)
-			return nil, errors.Join(err, ml.unlock(held, i))
+			return nil, errors.Join(err, releaseAll(context.Background(), members))
 		}
-		held = h
+		stop := h.whenEnded(func(err error) { cancel(fmt.Errorf("%s: %w", h.path, err)) })
+		defer stop()
+		members = append(members, h)
 	}
-	return held, nil
+	return newMultiHold(ctx, key, path, members), nil
 }
-
-// Unlock releases every member held by ctx, in reverse path order. It goes on
-// past a member that fails to release, and returns all the failures, each
-// naming its member; a member whose release failed may still be held.
-func (ml *MultiLock) Unlock(ctx context.Context) error {
-	return ml.unlock(ctx, len(ml.members))
-}
-
-// unlock releases the first n members, last first.
-func (ml *MultiLock) unlock(ctx context.Context, n int) error {
-	var errs []error
-	for i := n - 1; i >= 0; i-- {
-		if err := ml.members[i].Unlock(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("multi-lock: release %s: %w", ml.members[i].Path(), err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-var _ Locker = (*MultiLock)(nil)

@@ -44,7 +44,7 @@ func Revoke(ctx context.Context, sess *recipes.Session, nodePath string) error {
 	case errors.Is(err, zk.ErrNoNode):
 		return fmt.Errorf("%w: %s does not exist (its holder may have let go): %w", ErrNotRevocable, nodePath, err)
 	case err != nil:
-		return fmt.Errorf("locks: revoke %s: %w", nodePath, err)
+		return fmt.Errorf("revoke %s: %w", nodePath, err)
 	}
 	return nil
 }

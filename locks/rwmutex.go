@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
@@ -29,12 +27,12 @@ const (
 // Both halves are reentrant along a call chain, like Mutex. A writer may also
 // take the read lock (a downgrade: release the write lock afterwards and keep
 // reading, with no writer able to slip in between). A reader cannot take the
-// write lock: Lock with a context that holds only the read lock fails at once
-// with ErrUpgrade, where Curator would wait forever.
+// write lock: Lock with the Context of a read Hold (and of no write Hold)
+// fails at once with ErrUpgrade, where Curator would wait forever.
 //
-// The methods mirror sync.RWMutex: Lock/Unlock for writing, RLock/RUnlock for
-// reading, and RLocker for the read half as a Locker. An RWMutex is safe for
-// concurrent use.
+// The methods mirror sync.RWMutex: Lock for writing, RLock for reading (each
+// returns a Hold that releases itself), and RLocker for the read half as a
+// Locker. An RWMutex is safe for concurrent use.
 type RWMutex struct {
 	sess     *recipes.Session
 	path     string
@@ -74,18 +72,18 @@ func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 }
 
 // Lock takes the write lock, waiting until every reader and writer queued
-// before it is gone. It returns the context that holds it, as Mutex.Lock does.
-func (rw *RWMutex) Lock(ctx context.Context) (context.Context, error) {
-	held, _, err := rw.lock(ctx, true)
-	return held, err
+// before it is gone, and returns its Hold, as Mutex.Lock does.
+func (rw *RWMutex) Lock(ctx context.Context) (*Hold, error) {
+	h, _, err := rw.lock(ctx, wait)
+	return h, err
 }
 
 // TryLock takes the write lock if nobody holds or waits for either half now.
-func (rw *RWMutex) TryLock(ctx context.Context) (context.Context, bool, error) {
-	return rw.lock(ctx, false)
+func (rw *RWMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
+	return rw.lock(ctx, seqnode.TryAcquire)
 }
 
-func (rw *RWMutex) lock(ctx context.Context, wait bool) (context.Context, bool, error) {
+func (rw *RWMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
 	if !holds(ctx, rw.writeKey) && holds(ctx, rw.readKey) {
 		return nil, false, fmt.Errorf("lock %s: %w", rw.path, ErrUpgrade)
 	}
@@ -93,45 +91,37 @@ func (rw *RWMutex) lock(ctx context.Context, wait bool) (context.Context, bool, 
 	// A downgrade can put a read node ahead of a queued writer, so a writer
 	// cannot take its old listing's word that it is next.
 	spec.Relist = true
-	return acquire(ctx, nil, rw.sess, rw.writeKey, spec, wait)
-}
-
-// Unlock releases the write lock held by ctx, as Mutex.Unlock does.
-func (rw *RWMutex) Unlock(ctx context.Context) error {
-	return release(ctx, rw.writeKey)
+	return acquire(ctx, rw.sess, rw.writeKey, spec, take)
 }
 
 // RLock takes the read lock, waiting until every writer queued before it is
-// gone. If ctx holds the write lock, RLock takes the read lock at once at the
-// write lock's place in the queue (a downgrade).
-func (rw *RWMutex) RLock(ctx context.Context) (context.Context, error) {
-	held, _, err := rw.rlock(ctx, true)
-	return held, err
+// gone, and returns its Hold.
+//
+// If ctx carries a Hold of the write lock, RLock takes the read lock at once
+// at the write lock's place in the queue (a downgrade): release the write
+// Hold afterwards and keep reading, with no writer able to slip in between.
+// The read Hold is a hold of its own: its Context carries the write Hold's
+// values but outlives it.
+func (rw *RWMutex) RLock(ctx context.Context) (*Hold, error) {
+	h, _, err := rw.rlock(ctx, wait)
+	return h, err
 }
 
 // TryRLock takes the read lock if no writer holds or waits for it now.
-func (rw *RWMutex) TryRLock(ctx context.Context) (context.Context, bool, error) {
-	return rw.rlock(ctx, false)
+func (rw *RWMutex) TryRLock(ctx context.Context) (*Hold, bool, error) {
+	return rw.rlock(ctx, seqnode.TryAcquire)
 }
 
-func (rw *RWMutex) rlock(ctx context.Context, wait bool) (context.Context, bool, error) {
+func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
 	spec := rw.spec(readLockName, readHolds(""))
-	var src context.Context
-	if w, err := active(ctx, rw.writeKey); err == nil && !holds(ctx, rw.readKey) {
+	if w := carrying(ctx, rw.writeKey); w != nil && w.Err() == nil && !holds(ctx, rw.readKey) {
 		// Downgrade: our read node takes our write node's sequence, so it
-		// sorts with it, ahead of every writer queued since. Its context
-		// must outlive the write lock's.
-		name := zpath.Base(w.Path())
+		// sorts with it, ahead of every writer queued since.
+		name := zpath.Base(w.Node())
 		spec.Sequence = name[strings.LastIndex(name, writeLockName)+len(writeLockName):]
 		spec.Holds = readHolds(name)
-		src = lookup(ctx, rw.writeKey).src
 	}
-	return acquire(ctx, src, rw.sess, rw.readKey, spec, wait)
-}
-
-// RUnlock releases the read lock held by ctx, as Mutex.Unlock does.
-func (rw *RWMutex) RUnlock(ctx context.Context) error {
-	return release(ctx, rw.readKey)
+	return acquire(ctx, rw.sess, rw.readKey, spec, take)
 }
 
 // readHolds is the reader's predicate: no writer queued ahead of it, except
@@ -155,41 +145,8 @@ func (rw *RWMutex) RLocker() Locker { return readLocker{rw} }
 
 type readLocker struct{ rw *RWMutex }
 
-func (r readLocker) Lock(ctx context.Context) (context.Context, error) { return r.rw.RLock(ctx) }
-func (r readLocker) Unlock(ctx context.Context) error                  { return r.rw.RUnlock(ctx) }
-func (r readLocker) Path() string                                      { return r.rw.path }
-
-// heldKey returns the key of the half ctx holds: the write half if it holds
-// both (after a downgrade, until it releases the write lock).
-func (rw *RWMutex) heldKey(ctx context.Context) holdKey {
-	if lookup(ctx, rw.writeKey) != nil {
-		return rw.writeKey
-	}
-	return rw.readKey
-}
-
-// Token returns the fencing token of the hold ctx carries (of the write lock
-// if it holds both); see Mutex.Token.
-func (rw *RWMutex) Token(ctx context.Context) (int64, error) {
-	return token(ctx, rw.heldKey(ctx))
-}
-
-// Guard returns a Multi check on the hold ctx carries; see Mutex.Guard.
-func (rw *RWMutex) Guard(ctx context.Context) (*zk.CheckVersionRequest, error) {
-	return guard(ctx, rw.heldKey(ctx))
-}
-
-// Multi runs ops as one transaction that succeeds only while ctx still holds
-// its half of the lock; see Mutex.Multi.
-func (rw *RWMutex) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	return guardedMulti(ctx, rw.sess, rw.heldKey(ctx), ops)
-}
-
-// Revoked returns the revocation channel of the hold ctx carries; see
-// Mutex.Revoked.
-func (rw *RWMutex) Revoked(ctx context.Context) <-chan struct{} {
-	return revoked(ctx, rw.heldKey(ctx))
-}
+func (r readLocker) Lock(ctx context.Context) (*Hold, error) { return r.rw.RLock(ctx) }
+func (r readLocker) Path() string                            { return r.rw.path }
 
 // Participants lists the readers and the writers, holders and waiters, each
 // in queue order.

@@ -43,7 +43,7 @@ type Semaphore struct {
 	sess   *recipes.Session
 	path   string
 	max    int
-	gate   *Mutex
+	gate   seqnode.Spec // a Mutex that one acquirer at a time holds while it waits
 	leases seqnode.Spec
 	agreed atomic.Bool // the maximum matched the recorded one
 }
@@ -58,15 +58,11 @@ func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...Opt
 	if maxLeases < 1 {
 		return nil, fmt.Errorf("%w: a semaphore needs at least 1 lease, not %d", ErrInvalid, maxLeases)
 	}
-	gate, err := NewMutex(sess, zpath.Join(path, semaphoreGate), WithData(cfg.data))
-	if err != nil {
-		return nil, err
-	}
 	return &Semaphore{
 		sess: sess,
 		path: path,
 		max:  maxLeases,
-		gate: gate,
+		gate: mutexSpec(zpath.Join(path, semaphoreGate), cfg.data),
 		leases: seqnode.Spec{
 			Dir:    zpath.Join(path, semaphoreLeases),
 			Prefix: leaseLockName,
@@ -82,33 +78,58 @@ func (s *Semaphore) Path() string { return s.path }
 // MaxLeases returns the number of leases the semaphore hands out.
 func (s *Semaphore) MaxLeases() int { return s.max }
 
-// Acquire takes n leases, waiting until they are free or ctx ends. It takes
-// all n or none: on any failure, the leases it took are released and no node
-// is left behind. n must be between 1 and MaxLeases.
-func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Lease, error) {
-	leases, _, err := s.acquire(ctx, n, true)
+// Acquire takes n leases, waiting until they are free or ctx ends, and
+// returns a Hold for each: every lease is released on its own, from any
+// goroutine. It takes all n or none: on any failure, the leases it took are
+// released and no node is left behind. n must be between 1 and MaxLeases.
+//
+// ctx bounds only the wait; each lease's Context carries its values. Leases
+// are not reentrant: an Acquire with a lease's Context takes new ones.
+func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Hold, error) {
+	leases, _, err := s.acquire(ctx, n, wait)
 	return leases, err
 }
 
 // TryAcquire takes n leases if they are free now and nobody is queued for
 // the semaphore, and reports whether it did.
-func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Lease, bool, error) {
-	return s.acquire(ctx, n, false)
+func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Hold, bool, error) {
+	return s.acquire(ctx, n, seqnode.TryAcquire)
 }
 
-func (s *Semaphore) acquire(ctx context.Context, n int, wait bool) (leases []*Lease, ok bool, err error) {
+func (s *Semaphore) acquire(ctx context.Context, n int, take taker) ([]*Hold, bool, error) {
+	nodes, ok, err := s.take(ctx, n, take)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	leases := make([]*Hold, len(nodes))
+	for i, node := range nodes {
+		leases[i] = newHold(ctx, nil, s.path, s.sess, node)
+	}
+	return leases, true, nil
+}
+
+// take takes n lease nodes, or none, while holding the gate.
+func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hold, bool, error) {
 	if n < 1 || n > s.max {
 		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", ErrInvalid, n, s.path, s.max)
 	}
-	gated, ok, err := s.gate.lock(ctx, wait)
+	if err := context.Cause(ctx); err != nil {
+		return nil, false, wrapSemaphore(s.path, err)
+	}
+	gate, ok, err := take(ctx, s.sess, s.gate)
 	if err != nil || !ok {
 		return nil, false, wrapSemaphore(s.path, err)
 	}
+	// The leases are waited for while the gate is held: losing it ends the
+	// wait. Once they are taken the gate goes, on a context of its own: a
+	// failure to delete it leaves the delete to the session.
+	gated, cancel := context.WithCancelCause(ctx)
+	gate.OnEnd(cancel)
 	defer func() {
-		if uerr := s.gate.Unlock(gated); uerr != nil && err == nil {
-			// The leases are ours, but say that the gate misbehaved.
-			err = wrapSemaphore(s.path, uerr)
-		}
+		cancel(nil)
+		release, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
+		defer stop()
+		_ = gate.Release(release)
 	}()
 	// Our gate node is under the path now, so a recipe of another kind
 	// that lists the path after us sees it, and refuses. Whether one came
@@ -120,34 +141,35 @@ func (s *Semaphore) acquire(ctx context.Context, n int, wait bool) (leases []*Le
 			return nil, false, wrapSemaphore(s.path, err)
 		}
 	}
+	var nodes []*seqnode.Hold
 	g, gctx := errgroup.WithContext(gated)
 	if !first {
 		g.Go(func() error { return s.checkLayout(gctx) })
 	}
 	g.Go(func() error {
 		var err error
-		leases, ok, err = s.takeLeases(gctx, n, wait)
+		nodes, ok, err = s.takeLeases(gctx, n, take)
 		return err
 	})
 	if err := g.Wait(); err != nil {
-		releaseAll(leases)
+		releaseNodes(nodes)
 		return nil, false, wrapSemaphore(s.path, err)
 	}
-	return leases, ok, nil
+	return nodes, ok, nil
 }
 
 // takeLeases takes n leases, or none; it runs under the gate.
-func (s *Semaphore) takeLeases(ctx context.Context, n int, wait bool) ([]*Lease, bool, error) {
-	var leases []*Lease
-	for len(leases) < n {
-		hold, err := seqnode.Acquire(ctx, s.sess, s.leases, wait)
-		if err != nil || hold == nil {
-			releaseAll(leases)
+func (s *Semaphore) takeLeases(ctx context.Context, n int, take taker) ([]*seqnode.Hold, bool, error) {
+	var nodes []*seqnode.Hold
+	for len(nodes) < n {
+		node, ok, err := take(ctx, s.sess, s.leases)
+		if err != nil || !ok {
+			releaseNodes(nodes)
 			return nil, false, err
 		}
-		leases = append(leases, &Lease{hold: hold})
+		nodes = append(nodes, node)
 	}
-	return leases, true, nil
+	return nodes, true, nil
 }
 
 // checkLayout refuses the path if another kind of recipe uses it.
@@ -159,7 +181,7 @@ func (s *Semaphore) checkLayout(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("locks: list %s: %w", s.path, err)
+		return fmt.Errorf("list %s: %w", s.path, err)
 	}
 	return layout.Check(s.path, names, layout.Semaphore, ErrOtherRecipe)
 }
@@ -171,10 +193,10 @@ func wrapSemaphore(path string, err error) error {
 	return fmt.Errorf("semaphore %s: %w", path, err)
 }
 
-// releaseAll gives back leases taken by an acquire that failed.
-func releaseAll(leases []*Lease) {
-	for _, l := range leases {
-		_ = l.Release(context.Background())
+// releaseNodes gives back leases taken by an acquire that failed.
+func releaseNodes(nodes []*seqnode.Hold) {
+	for _, n := range nodes {
+		_ = n.Release(context.Background())
 	}
 }
 
@@ -224,39 +246,3 @@ func (s *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 	ps, _, err := participants(ctx, s.sess, s.leases.Dir, leaseLockName)
 	return ps, err
 }
-
-// A Lease is one of a Semaphore's leases. It can be released from any
-// goroutine, and it reports its own loss.
-type Lease struct {
-	hold *seqnode.Hold
-}
-
-// Release gives the lease back, retrying across connection loss until
-// ZooKeeper confirms. Releasing it again does nothing. If the lease was lost
-// while held, Release returns an error wrapping ErrLockLost.
-func (l *Lease) Release(ctx context.Context) error {
-	if errors.Is(l.hold.Err(), ErrReleased) {
-		return nil
-	}
-	if err := l.hold.Release(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, ErrReleased) {
-		return fmt.Errorf("release lease %s: %w", l.hold.Path(), err)
-	}
-	return nil
-}
-
-// Done is closed when the lease ends: lost or released.
-func (l *Lease) Done() <-chan struct{} { return l.hold.Done() }
-
-// Err is nil while the lease is held; then it wraps ErrLockLost, or is
-// ErrReleased.
-func (l *Lease) Err() error { return l.hold.Err() }
-
-// Node returns the full path of the lease's node.
-func (l *Lease) Node() string { return l.hold.Path() }
-
-// Token returns the lease's fencing token (see Mutex.Token).
-func (l *Lease) Token(ctx context.Context) (int64, error) { return l.hold.Token(ctx) }
-
-// Guard returns a check to put in a zk.Multi so that it succeeds only while
-// the lease is held.
-func (l *Lease) Guard() *zk.CheckVersionRequest { return l.hold.Guard() }

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
 // A SemaphoreMutex is a lock that is not reentrant: Curator's
@@ -15,9 +14,9 @@ import (
 // Lock refuses a path that a Mutex (or an RWMutex) uses, with ErrOtherRecipe,
 // and they refuse it likewise.
 //
-// Its held context can be handed to any goroutine, which may then Unlock it.
-// Lock with a context that already holds it fails at once with ErrReentrant,
-// where Curator would wait for itself forever. It is safe for concurrent use.
+// Its Hold can be handed to any goroutine, which may then release it. Lock
+// with the Hold's Context fails at once with ErrReentrant, where Curator
+// would wait for itself forever. It is safe for concurrent use.
 type SemaphoreMutex struct {
 	sem *Semaphore
 	key holdKey
@@ -37,47 +36,26 @@ func NewSemaphoreMutex(sess *recipes.Session, path string, opts ...Option) (*Sem
 func (m *SemaphoreMutex) Path() string { return m.sem.path }
 
 // Lock takes the lock, waiting until it is free or ctx ends, and returns the
-// context that holds it (see Mutex.Lock; it is not reentrant).
-func (m *SemaphoreMutex) Lock(ctx context.Context) (context.Context, error) {
-	held, _, err := m.lock(ctx, true)
-	return held, err
+// Hold (see Mutex.Lock; it is not reentrant).
+func (m *SemaphoreMutex) Lock(ctx context.Context) (*Hold, error) {
+	h, _, err := m.lock(ctx, wait)
+	return h, err
 }
 
 // TryLock takes the lock if it is free now, and reports whether it did.
-func (m *SemaphoreMutex) TryLock(ctx context.Context) (context.Context, bool, error) {
-	return m.lock(ctx, false)
+func (m *SemaphoreMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
+	return m.lock(ctx, seqnode.TryAcquire)
 }
 
-func (m *SemaphoreMutex) lock(ctx context.Context, wait bool) (context.Context, bool, error) {
+func (m *SemaphoreMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
 	if holds(ctx, m.key) {
 		return nil, false, fmt.Errorf("lock %s: %w", m.sem.path, ErrReentrant)
 	}
-	leases, ok, err := m.sem.acquire(ctx, 1, wait)
+	nodes, ok, err := m.sem.take(ctx, 1, take)
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	return attach(ctx, nil, m.key, leases[0].hold), true, nil
-}
-
-// Unlock releases the lock held by ctx; see Mutex.Unlock.
-func (m *SemaphoreMutex) Unlock(ctx context.Context) error {
-	return release(ctx, m.key)
-}
-
-// Token returns the fencing token of the hold ctx carries; see Mutex.Token.
-func (m *SemaphoreMutex) Token(ctx context.Context) (int64, error) {
-	return token(ctx, m.key)
-}
-
-// Guard returns a Multi check on the hold ctx carries; see Mutex.Guard.
-func (m *SemaphoreMutex) Guard(ctx context.Context) (*zk.CheckVersionRequest, error) {
-	return guard(ctx, m.key)
-}
-
-// Multi runs ops as one transaction that succeeds only while ctx still holds
-// the lock; see Mutex.Multi.
-func (m *SemaphoreMutex) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	return guardedMulti(ctx, m.sem.sess, m.key, ops)
+	return newHold(ctx, m.key, m.sem.path, m.sem.sess, nodes[0]), true, nil
 }
 
 // Participants lists the holder and the one acquirer waiting at the gate.

@@ -37,13 +37,13 @@ func TestEndedContextTakesNothing(t *testing.T) {
 	b := newBarrier(t, s, root+"/barrier")
 	db := newDoubleBarrier(t, s, root+"/double", 1)
 
-	lock := func(l func(context.Context) (context.Context, error)) func(context.Context) error {
+	lock := func(l func(context.Context) (*locks.Hold, error)) func(context.Context) error {
 		return func(ctx context.Context) error {
 			_, err := l(ctx)
 			return err
 		}
 	}
-	try := func(l func(context.Context) (context.Context, bool, error)) func(context.Context) error {
+	try := func(l func(context.Context) (*locks.Hold, bool, error)) func(context.Context) error {
 		return func(ctx context.Context) error {
 			_, ok, err := l(ctx)
 			assert.False(t, ok)
@@ -83,29 +83,29 @@ func TestEndedContextTakesNothing(t *testing.T) {
 	require.NoError(t, b.Remove(bg()))
 }
 
-// TestEndedContextDoesNotReenter: a nested Lock with a held context that has
-// ended (its parent cancelled, or the lock released) fails with the
-// context's cause, and counts no extra Lock.
+// TestEndedContextDoesNotReenter: a nested Lock with a hold's context that
+// has ended (a context derived from it cancelled, or the lock released)
+// fails with the context's cause, and counts no extra Lock.
 func TestEndedContextDoesNotReenter(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/mutex"
 	m := newMutex(t, connect(t), path)
-	parent, cancel := context.WithCancelCause(bg())
-	held, err := m.Lock(parent)
+	h, err := m.Lock(bg())
 	require.NoError(t, err)
+	nested, cancel := context.WithCancelCause(h.Context())
 	cancel(errGaveUp)
-	_, err = m.Lock(held)
+	_, err = m.Lock(nested)
 	assert.ErrorIs(t, err, errGaveUp, "re-entered with an ended context")
-	_, _, err = m.TryLock(held)
+	_, _, err = m.TryLock(nested)
 	assert.ErrorIs(t, err, errGaveUp)
-	require.NoError(t, m.Unlock(held), "the one Lock is undone by one Unlock")
+	require.NoError(t, h.Release(bg()), "the one Lock is undone by one Release")
 	assert.Empty(t, children(t, admin, path))
 
-	held, err = m.Lock(bg())
+	h, err = m.Lock(bg())
 	require.NoError(t, err)
-	require.NoError(t, m.Unlock(held))
-	_, err = m.Lock(held)
+	require.NoError(t, h.Release(bg()))
+	_, err = m.Lock(h.Context())
 	assert.ErrorIs(t, err, locks.ErrReleased, "re-entered a released hold")
 	assert.Empty(t, children(t, admin, path))
 }

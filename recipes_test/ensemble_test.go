@@ -37,7 +37,7 @@ func TestMutexSurvivesLeaderRestart(t *testing.T) {
 		t.Fatalf("the waiter finished while the lock was held: %v", err)
 	default:
 	}
-	require.NoError(t, holder.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 	require.NoError(t, <-got)
 }
 
@@ -63,10 +63,10 @@ func TestMutexQuorumLoss(t *testing.T) {
 		t.Fatal("the holder was never told")
 	}
 	assert.Less(t, time.Since(stopped), testSessionTimeout+time.Second, "told too late")
-	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost)
-	assert.ErrorIs(t, context.Cause(held), recipes.ErrSessionLost)
+	assert.ErrorIs(t, held.Err(), locks.ErrLockLost)
+	assert.ErrorIs(t, held.Err(), recipes.ErrSessionLost)
 	assert.Equal(t, recipes.StateLost, s.State())
-	assert.ErrorIs(t, m.Unlock(held), locks.ErrLockLost)
+	assert.ErrorIs(t, held.Release(bg()), locks.ErrLockLost)
 
 	require.NoError(t, e.Start(0))
 	require.NoError(t, e.Start(1))
@@ -76,5 +76,5 @@ func TestMutexQuorumLoss(t *testing.T) {
 	defer cancel()
 	h, err := again.Lock(ctx)
 	require.NoError(t, err, "the lock was not free after the old session expired")
-	require.NoError(t, again.Unlock(h))
+	require.NoError(t, h.Release(bg()))
 }

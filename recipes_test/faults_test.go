@@ -55,12 +55,11 @@ func TestMutexHolderLearnsOfLossFirst(t *testing.T) {
 	holder := newMutex(t, holderSession, path)
 	heldA, err := holder.Lock(bg())
 	require.NoError(t, err)
-	tokenA, err := holder.Token(heldA)
-	require.NoError(t, err)
+	tokenA := heldA.Token()
 
 	waiter := newMutex(t, connect(t), path)
 	type result struct {
-		held      context.Context
+		held      *locks.Hold
 		err       error
 		lostFirst bool
 	}
@@ -77,16 +76,15 @@ func TestMutexHolderLearnsOfLossFirst(t *testing.T) {
 	r := <-got
 	require.NoError(t, r.err)
 	assert.True(t, r.lostFirst, "the waiter acquired before the holder learned of its loss")
-	cause := context.Cause(heldA)
+	cause := heldA.Err()
 	assert.ErrorIs(t, cause, locks.ErrLockLost)
 	assert.ErrorIs(t, cause, recipes.ErrSessionLost)
 	assert.Equal(t, recipes.StateLost, holderSession.State())
 
-	tokenB, err := waiter.Token(r.held)
-	require.NoError(t, err)
+	tokenB := r.held.Token()
 	assert.Greater(t, tokenB, tokenA)
-	require.NoError(t, waiter.Unlock(r.held))
-	assert.ErrorIs(t, holder.Unlock(heldA), locks.ErrLockLost)
+	require.NoError(t, r.held.Release(bg()))
+	assert.ErrorIs(t, heldA.Release(bg()), locks.ErrLockLost)
 	proxy.Restore()
 }
 
@@ -113,7 +111,7 @@ func TestMutexSurvivesShortDisconnect(t *testing.T) {
 	assert.Equal(t, id, s.Conn().SessionID(), "reconnected on another session")
 	assert.NoError(t, held.Err(), "a short disconnect lost the lock")
 	assert.Len(t, children(t, admin, path), 1)
-	require.NoError(t, m.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 	assert.Empty(t, children(t, admin, path))
 }
 
@@ -145,10 +143,9 @@ func TestMutexRecoversNodeAfterLostCreateReply(t *testing.T) {
 	_, st, err := admin.Get(path + "/" + nodes[0])
 	require.NoError(t, err)
 	assert.Equal(t, s.ID(), st.EphemeralOwner)
-	token, err := m.Token(held)
-	require.NoError(t, err)
+	token := held.Token()
 	assert.Equal(t, st.Czxid, token)
-	require.NoError(t, m.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 	assert.Empty(t, children(t, admin, path))
 }
 
@@ -165,7 +162,7 @@ func TestNewSessionWrapsAConnection(t *testing.T) {
 	m := newMutex(t, s, root+"/lock")
 	held, err := m.Lock(bg())
 	require.NoError(t, err)
-	require.NoError(t, m.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 	require.NoError(t, s.Close())
 	assert.ErrorIs(t, s.Err(), recipes.ErrClosed)
 	_, _, err = conn.Exists(root)
@@ -206,9 +203,9 @@ func TestSessionExpiryEndsHolds(t *testing.T) {
 	proxy.Restore()
 
 	<-held.Done()
-	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost)
-	assert.ErrorIs(t, context.Cause(held), recipes.ErrSessionExpired)
+	assert.ErrorIs(t, held.Err(), locks.ErrLockLost)
+	assert.ErrorIs(t, held.Err(), recipes.ErrSessionExpired)
 	<-s.Done()
 	assert.Equal(t, recipes.StateExpired, s.State())
-	assert.ErrorIs(t, holder.Unlock(held), locks.ErrLockLost)
+	assert.ErrorIs(t, held.Release(bg()), locks.ErrLockLost)
 }

@@ -103,11 +103,11 @@ func TestRWMutexOneWriterWokenPerRelease(t *testing.T) {
 		rw := newRWMutex(t, s, path)
 		h.start(i, func(ctx context.Context) (func() error, error) {
 			w, err := rw.Lock(ctx)
-			return func() error { return rw.Unlock(w) }, err
+			return func() error { return w.Release(bg()) }, err
 		})
 		waitQueued(t, admin, path, i+2)
 	}
-	for i, n := range h.releaseAll(func() error { return holder.Unlock(held) }) {
+	for i, n := range h.releaseAll(func() error { return held.Release(bg()) }) {
 		require.Zero(t, n, "release %d woke %d other writers", i, n)
 	}
 }

@@ -42,7 +42,7 @@ func TestWithDataIsCopied(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, writers, 1)
 	assert.Equal(t, []byte{1, 2, 3, 4}, writers[0].Data, "the lock node")
-	require.NoError(t, rw.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 
 	require.NoError(t, b.Set(bg()))
 	data, _, err := admin.Get(root + "/barrier")

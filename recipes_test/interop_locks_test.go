@@ -24,9 +24,8 @@ const interopHold = 5 * time.Millisecond
 // goHolder is one Go client of an interop test: it logs kind around each
 // hold.
 type goHolder struct {
-	kind   string
-	lock   func(context.Context) (context.Context, error)
-	unlock func(context.Context) error
+	kind string
+	lock func(context.Context) (*locks.Hold, error)
 }
 
 // interop runs the Java processes (CuratorPeer argument lists, which must
@@ -62,7 +61,7 @@ func interop(t *testing.T, log string, java [][]string, holders []goHolder, iter
 				if err == nil {
 					err = eventlog.Append(log, eventlog.Leave, h.kind, id)
 				}
-				if uerr := h.unlock(held); err == nil {
+				if uerr := held.Release(bg()); err == nil {
 					err = uerr
 				}
 				if err != nil {
@@ -129,9 +128,9 @@ func TestRWMutexInteropWithCurator(t *testing.T) {
 	var holders []goHolder
 	for _, write := range []bool{false, false, true} {
 		rw := newRWMutex(t, connect(t), path)
-		h := goHolder{eventlog.KindRead, rw.RLock, rw.RUnlock}
+		h := goHolder{eventlog.KindRead, rw.RLock}
 		if write {
-			h = goHolder{eventlog.KindWrite, rw.Lock, rw.Unlock}
+			h = goHolder{eventlog.KindWrite, rw.Lock}
 		}
 		holders = append(holders, h)
 	}
@@ -160,7 +159,7 @@ func TestSemaphoreMutexInteropWithCurator(t *testing.T) {
 	for range 2 {
 		m, err := locks.NewSemaphoreMutex(connect(t), path)
 		require.NoError(t, err)
-		holders = append(holders, goHolder{eventlog.KindMutex, m.Lock, m.Unlock})
+		holders = append(holders, goHolder{eventlog.KindMutex, m.Lock})
 	}
 	events := interop(t, log, java, holders, iterations)
 	stats, err := eventlog.Check(events, map[string]int{eventlog.KindMutex: 1})
@@ -183,7 +182,7 @@ func TestSemaphoreInteropWithCurator(t *testing.T) {
 	var holders []goHolder
 	for range 3 {
 		l := leaseLocker{newSemaphore(t, connect(t), path, leases)}
-		holders = append(holders, goHolder{eventlog.KindLease, l.Lock, l.Unlock})
+		holders = append(holders, goHolder{eventlog.KindLease, l.Lock})
 	}
 	events := interop(t, log, java, holders, iterations)
 	stats, err := eventlog.Check(events, map[string]int{eventlog.KindLease: leases})
@@ -210,7 +209,7 @@ func TestMultiLockInteropWithCurator(t *testing.T) {
 	for range 2 {
 		ml, err := locks.NewMultiMutex(connect(t), []string{b, a})
 		require.NoError(t, err)
-		holders = append(holders, goHolder{eventlog.KindMutex, ml.Lock, ml.Unlock})
+		holders = append(holders, goHolder{eventlog.KindMutex, ml.Lock})
 	}
 	events := interop(t, log, java, holders, iterations)
 	stats, err := eventlog.Check(events, map[string]int{eventlog.KindMutex: 1})

@@ -71,7 +71,7 @@ func TestMutexInteropWithCurator(t *testing.T) {
 	}
 	for range goWorkers {
 		m := newMutex(t, connect(t), path)
-		holders = append(holders, goHolder{eventlog.KindMutex, m.Lock, m.Unlock})
+		holders = append(holders, goHolder{eventlog.KindMutex, m.Lock})
 	}
 	events := interop(t, log, java, holders, iterations)
 	stats, err := eventlog.Check(events, map[string]int{eventlog.KindMutex: 1})
@@ -137,7 +137,7 @@ func TestMutexInteropParticipantsAndRevoke(t *testing.T) {
 
 	// A Go waiter queues behind the Java holder.
 	type result struct {
-		held context.Context
+		held *locks.Hold
 		err  error
 	}
 	got := make(chan result, 1)
@@ -179,7 +179,7 @@ func TestMutexInteropParticipantsAndRevoke(t *testing.T) {
 	require.NoError(t, err)
 
 	// Curator's Revoker asks the Go holder to let go.
-	revoked := m.Revoked(r.held)
+	revoked := r.held.Revoked()
 	require.NotNil(t, revoked)
 	ctx, cancel := context.WithTimeout(bg(), waitLong)
 	defer cancel()
@@ -191,7 +191,7 @@ func TestMutexInteropParticipantsAndRevoke(t *testing.T) {
 		t.Fatal("Revoked did not fire after Curator's Revoker.attemptRevoke")
 	}
 	require.NoError(t, r.held.Err(), "revocation is a request, not a loss")
-	require.NoError(t, m.Unlock(r.held))
+	require.NoError(t, r.held.Release(bg()))
 
 	// Revoking a node that is gone is not an error for Curator either.
 	_, err = peer.Run(ctx, "revoke", servers, goNode)

@@ -123,7 +123,7 @@ func lockAndUnlock(l locks.Locker, entered *atomic.Bool) <-chan error {
 			if entered != nil {
 				entered.Store(true)
 			}
-			err = l.Unlock(h)
+			err = h.Release(bg())
 		}
 		got <- err
 	}()

@@ -54,7 +54,7 @@ func lockerUse(name, kind string, newLocker func(*recipes.Session, string) (lock
 		if err != nil {
 			return nil, err
 		}
-		return func() error { return l.Unlock(held) }, nil
+		return func() error { return held.Release(bg()) }, nil
 	}}
 }
 
@@ -159,5 +159,5 @@ func TestMixedPathsNameWhatTheyFound(t *testing.T) {
 	require.ErrorIs(t, err, locks.ErrOtherRecipe)
 	assert.Contains(t, err.Error(), "mutex's node")
 	assert.Contains(t, err.Error(), "lock-0000000000")
-	require.NoError(t, m.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 }

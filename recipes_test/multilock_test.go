@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -33,7 +34,7 @@ func TestMultiLockOppositeOrdersDoNotDeadlock(t *testing.T) {
 				}
 				tr.enter("AB")
 				tr.leave("AB")
-				assert.NoError(t, ml.Unlock(held))
+				assert.NoError(t, held.Release(bg()))
 			}
 		})
 	}
@@ -42,18 +43,18 @@ func TestMultiLockOppositeOrdersDoNotDeadlock(t *testing.T) {
 	assert.Equal(t, 100, tr.entriesOf("AB"))
 }
 
-// failingLocker is a Locker whose Lock or Unlock fails on demand, after
-// recording what the real lock it wraps looked like then.
+// failingLocker is a Locker whose Lock fails on demand, after recording
+// what the real lock it wraps looked like then.
 type failingLocker struct {
 	locks.Locker
-	failLock, failUnlock bool
-	sawHeld              func() bool // asked when Lock is called
-	held                 bool
+	failLock bool
+	sawHeld  func() bool // asked when Lock is called
+	held     bool
 }
 
 var errInjected = errors.New("injected failure")
 
-func (f *failingLocker) Lock(ctx context.Context) (context.Context, error) {
+func (f *failingLocker) Lock(ctx context.Context) (*locks.Hold, error) {
 	if f.sawHeld != nil {
 		f.held = f.sawHeld()
 	}
@@ -61,13 +62,6 @@ func (f *failingLocker) Lock(ctx context.Context) (context.Context, error) {
 		return nil, errInjected
 	}
 	return f.Locker.Lock(ctx)
-}
-
-func (f *failingLocker) Unlock(ctx context.Context) error {
-	if f.failUnlock {
-		return errInjected
-	}
-	return f.Locker.Unlock(ctx)
 }
 
 // TestMultiLockRollsBackWhenAMemberFails is Curator's
@@ -92,26 +86,26 @@ func TestMultiLockRollsBackWhenAMemberFails(t *testing.T) {
 }
 
 // TestMultiLockReleaseGoesOnPastFailures is Curator's
-// testSomeReleasesFail: every member is released, in reverse order, the
-// failure is reported, and the member that failed to release stays held.
+// testSomeReleasesFail: every member is released, in reverse order, and the
+// failure is reported, naming its member. A member's release fails here
+// because its Hold was released already, through Members.
 func TestMultiLockReleaseGoesOnPastFailures(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	s := connect(t)
-	good := newMutex(t, s, root+"/a")
-	inner := newMutex(t, s, root+"/b")
-	bad := &failingLocker{Locker: inner, failUnlock: true}
-	ml, err := locks.NewMultiLock(good, bad)
+	ml, err := locks.NewMultiLock(newMutex(t, s, root+"/a"), newMutex(t, s, root+"/b"))
 	require.NoError(t, err)
 
 	held, err := ml.Lock(bg())
 	require.NoError(t, err)
-	err = ml.Unlock(held)
-	assert.ErrorIs(t, err, errInjected)
+	members := held.Members()
+	require.Len(t, members, 2)
+	require.NoError(t, members[1].Release(bg()))
+	err = held.Release(bg())
+	assert.ErrorIs(t, err, locks.ErrNotHeld)
 	assert.Contains(t, err.Error(), root+"/b")
 	assert.Empty(t, children(t, admin, root+"/a"), "release stopped at the failing member")
-	assert.Len(t, children(t, admin, root+"/b"), 1, "the member whose release failed is still held")
-	require.NoError(t, inner.Unlock(held))
+	assert.ErrorIs(t, held.Release(bg()), locks.ErrNotHeld)
 }
 
 // TestMultiLockOverMixedLockers takes a mutex, a write lock and a
@@ -136,12 +130,76 @@ func TestMultiLockOverMixedLockers(t *testing.T) {
 	require.Len(t, nodes, 1)
 	require.NoError(t, admin.Delete(root+"/m/"+nodes[0], -1))
 	<-held.Done()
-	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost)
-	err = ml.Unlock(held)
+	assert.ErrorIs(t, held.Err(), locks.ErrLockLost)
+	err = held.Release(bg())
 	assert.ErrorIs(t, err, locks.ErrLockLost)
 	assert.Contains(t, err.Error(), root+"/m")
 	assert.Empty(t, children(t, admin, root+"/rw"))
 	assert.Empty(t, children(t, admin, root+"/sm/leases"))
+}
+
+// TestMultiLockHoldHasEveryMember: a multi-lock's Hold gives each member's
+// path, node and fencing token, its Token is the largest, its Guard checks
+// every member, and its guarded Multi fails once any member is lost. Its
+// context re-enters the multi-lock and each member.
+func TestMultiLockHoldHasEveryMember(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	s := connect(t)
+	a, b := newMutex(t, s, root+"/a"), newMutex(t, s, root+"/b")
+	ml, err := locks.NewMultiLock(b, a)
+	require.NoError(t, err)
+	h, err := ml.Lock(bg())
+	require.NoError(t, err)
+	assert.Equal(t, root+"/a,"+root+"/b", h.Path())
+	assert.Empty(t, h.Node())
+
+	members := h.Members()
+	require.Len(t, members, 2)
+	var largest int64
+	for i, m := range []*locks.Mutex{a, b} {
+		ps, err := m.Participants(bg())
+		require.NoError(t, err)
+		require.Len(t, ps, 1)
+		assert.Equal(t, m.Path(), members[i].Path())
+		assert.Equal(t, ps[0].Path, members[i].Node())
+		assert.Equal(t, ps[0].Token, members[i].Token(), "member %s's token", m.Path())
+		assert.Nil(t, members[i].Members())
+		largest = max(largest, ps[0].Token)
+	}
+	assert.Equal(t, largest, h.Token())
+	assert.Greater(t, members[1].Token(), members[0].Token(), "taken in path order")
+	guards := h.Guard()
+	require.Len(t, guards, 2)
+	assert.Equal(t, members[0].Node(), guards[0].Path)
+	assert.Equal(t, members[1].Node(), guards[1].Path)
+
+	// Re-entry: the multi-lock itself, and a member.
+	again, err := ml.Lock(h.Context())
+	require.NoError(t, err)
+	assert.Same(t, h, again)
+	inner, err := b.Lock(h.Context())
+	require.NoError(t, err)
+	assert.Same(t, members[1], inner)
+	require.NoError(t, inner.Release(bg()))
+	require.NoError(t, again.Release(bg()))
+	require.NoError(t, h.Err())
+
+	data := root + "/data"
+	_, err = h.Multi(bg(), &zk.CreateRequest{Path: data, Acl: zk.WorldACL(zk.PermAll)})
+	require.NoError(t, err)
+	require.NoError(t, admin.Delete(members[1].Node(), -1))
+	<-h.Done()
+	assert.ErrorIs(t, h.Err(), locks.ErrLockLost)
+	assert.ErrorIs(t, context.Cause(h.Context()), locks.ErrLockLost)
+	_, err = h.Multi(bg(), &zk.DeleteRequest{Path: data, Version: -1})
+	assert.ErrorIs(t, err, locks.ErrLockLost)
+	ok, _, err := admin.Exists(data)
+	require.NoError(t, err)
+	assert.True(t, ok, "multi applied after a member was lost")
+	require.NoError(t, admin.Delete(data, -1))
+	assert.ErrorIs(t, h.Release(bg()), locks.ErrLockLost)
+	assert.Empty(t, children(t, admin, root+"/a"))
 }
 
 func TestMultiLockBadInputCreatesNothing(t *testing.T) {
@@ -176,16 +234,16 @@ func TestSemaphoreMutexIsNotReentrant(t *testing.T) {
 	require.NoError(t, err)
 	held, err := m.Lock(bg())
 	require.NoError(t, err)
-	_, err = m.Lock(held)
+	_, err = m.Lock(held.Context())
 	assert.ErrorIs(t, err, locks.ErrReentrant)
 	assert.Len(t, children(t, admin, path+"/leases"), 1)
 
 	// Another goroutine may release it.
 	done := make(chan error, 1)
-	go func() { done <- m.Unlock(held) }()
+	go func() { done <- held.Release(bg()) }()
 	require.NoError(t, <-done)
-	assert.ErrorIs(t, context.Cause(held), locks.ErrReleased)
-	assert.ErrorIs(t, m.Unlock(held), locks.ErrNotHeld)
+	assert.ErrorIs(t, held.Err(), locks.ErrReleased)
+	assert.ErrorIs(t, held.Release(bg()), locks.ErrNotHeld)
 
 	// And it excludes like any lock.
 	other, err := locks.NewSemaphoreMutex(connect(t), path)
@@ -201,7 +259,7 @@ func TestSemaphoreMutexIsNotReentrant(t *testing.T) {
 				}
 				tr.enter("M")
 				tr.leave("M")
-				assert.NoError(t, lk.Unlock(h))
+				assert.NoError(t, h.Release(bg()))
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package recipes_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -31,13 +30,12 @@ func TestMutexParticipantsDataAndDefault(t *testing.T) {
 	require.Len(t, ps, 2)
 	assert.Equal(t, string(locks.DefaultData()), string(ps[0].Data), "holder first, with default data")
 	assert.Equal(t, "worker-b", string(ps[1].Data))
-	token, err := a.Token(held)
-	require.NoError(t, err)
+	token := held.Token()
 	assert.Equal(t, token, ps[0].Token)
 	assert.True(t, strings.HasPrefix(ps[0].Path, path+"/_c_"), ps[0].Path)
 	assert.WithinDuration(t, time.Now(), ps[0].Created, time.Minute)
 
-	require.NoError(t, a.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 	require.NoError(t, <-done)
 	ps, err = a.Participants(bg())
 	require.NoError(t, err)
@@ -53,17 +51,16 @@ func TestMutexFencingTokensGrowAndMultiIsGuarded(t *testing.T) {
 	for range 3 {
 		held, err := m.Lock(bg())
 		require.NoError(t, err)
-		token, err := m.Token(held)
-		require.NoError(t, err)
+		token := held.Token()
 		assert.Greater(t, token, last)
 		last = token
-		require.NoError(t, m.Unlock(held))
+		require.NoError(t, held.Release(bg()))
 	}
 
 	held, err := m.Lock(bg())
 	require.NoError(t, err)
 	data := root + "/data"
-	_, err = m.Multi(held, &zk.CreateRequest{Path: data, Acl: zk.WorldACL(zk.PermAll)})
+	_, err = held.Multi(bg(), &zk.CreateRequest{Path: data, Acl: zk.WorldACL(zk.PermAll)})
 	require.NoError(t, err)
 	ok, _, err := admin.Exists(data)
 	require.NoError(t, err)
@@ -75,13 +72,13 @@ func TestMutexFencingTokensGrowAndMultiIsGuarded(t *testing.T) {
 	require.Len(t, nodes, 1)
 	require.NoError(t, admin.Delete(path+"/"+nodes[0], -1))
 	<-held.Done()
-	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost)
-	_, err = m.Multi(held, &zk.DeleteRequest{Path: data, Version: -1})
+	assert.ErrorIs(t, held.Err(), locks.ErrLockLost)
+	_, err = held.Multi(bg(), &zk.DeleteRequest{Path: data, Version: -1})
 	assert.ErrorIs(t, err, locks.ErrLockLost)
 	ok, _, err = admin.Exists(data)
 	require.NoError(t, err)
 	assert.True(t, ok, "multi applied after the lock was lost")
-	assert.ErrorIs(t, m.Unlock(held), locks.ErrLockLost)
+	assert.ErrorIs(t, held.Release(bg()), locks.ErrLockLost)
 	require.NoError(t, admin.Delete(data, -1))
 }
 
@@ -97,8 +94,8 @@ func TestMutexRevocation(t *testing.T) {
 	// The holder lets go when asked, as Curator's testRevoking does.
 	released := make(chan error, 1)
 	go func() {
-		<-holder.Revoked(held)
-		released <- holder.Unlock(held)
+		<-held.Revoked()
+		released <- held.Release(bg())
 	}()
 	other := newMutex(t, connect(t), path)
 	ps, err := other.Participants(bg())
@@ -111,28 +108,61 @@ func TestMutexRevocation(t *testing.T) {
 	defer cancel()
 	h2, err := other.Lock(ctx)
 	require.NoError(t, err)
-	require.NoError(t, other.Unlock(h2))
+	require.NoError(t, h2.Release(bg()))
 	err = locks.Revoke(bg(), s, ps[0].Path)
 	assert.ErrorIs(t, err, locks.ErrNotRevocable, "a gone node has nothing to revoke")
 	assert.ErrorIs(t, err, zk.ErrNoNode)
-	assert.Nil(t, holder.Revoked(bg()))
 }
 
-func TestMutexHeldContextFollowsParent(t *testing.T) {
+// TestHoldOutlivesAcquireDeadline: the context given to Lock bounds only
+// the wait. Taken with a 200 ms deadline and kept for a second, the lock is
+// still held (another session's TryLock fails) and the hold's context still
+// live; it ends on loss (someone deletes the node) and on release. Cancelling
+// the acquisition context after the acquire does not end it either.
+func TestHoldOutlivesAcquireDeadline(t *testing.T) {
 	t.Parallel()
-	_, root := newRoot(t)
-	m := newMutex(t, connect(t), root+"/lock")
-	parent, cancel := context.WithCancel(bg())
-	held, err := m.Lock(parent)
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	m := newMutex(t, connect(t), path)
+	other := newMutex(t, connect(t), path)
+	type key struct{}
+
+	wait, cancel := context.WithTimeout(context.WithValue(bg(), key{}, "v"), 200*time.Millisecond)
+	defer cancel()
+	h, err := m.Lock(wait)
 	require.NoError(t, err)
-	cancel()
-	<-held.Done()
-	assert.False(t, errors.Is(context.Cause(held), locks.ErrLockLost), "parent cancellation is not loss")
-	// The lock is still held until Unlock, and Unlock works on the
-	// cancelled context.
-	_, err = m.Token(held)
+	<-wait.Done()
+	select {
+	case <-h.Done():
+		t.Fatalf("the hold ended with the acquisition's deadline: %v", h.Err())
+	case <-time.After(time.Second - 200*time.Millisecond):
+	}
+	require.NoError(t, h.Err())
+	require.NoError(t, h.Context().Err())
+	assert.Equal(t, "v", h.Context().Value(key{}), "the hold's context carries the acquisition's values")
+	_, ok, err := other.TryLock(bg())
 	require.NoError(t, err)
-	require.NoError(t, m.Unlock(held))
+	assert.False(t, ok, "another session took the lock past the first one's acquisition deadline")
+
+	// Loss still cancels it.
+	nodes := children(t, admin, path)
+	require.Len(t, nodes, 1)
+	require.NoError(t, admin.Delete(path+"/"+nodes[0], -1))
+	<-h.Context().Done()
+	assert.ErrorIs(t, context.Cause(h.Context()), locks.ErrLockLost)
+	assert.ErrorIs(t, h.Release(bg()), locks.ErrLockLost)
+
+	// Cancelling the acquisition context does not end the hold; Release
+	// does.
+	parent, cancelParent := context.WithCancel(bg())
+	h, err = m.Lock(parent)
+	require.NoError(t, err)
+	cancelParent()
+	assert.NoError(t, h.Context().Err(), "the hold followed its acquisition context's cancellation")
+	require.NoError(t, h.Release(bg()))
+	assert.ErrorIs(t, context.Cause(h.Context()), locks.ErrReleased)
+	assert.ErrorIs(t, h.Err(), locks.ErrReleased)
+	assert.Empty(t, children(t, admin, path))
 }
 
 // TestUnlockAfterLossEndsWithLoss: the holder's node is deleted by someone
@@ -150,9 +180,9 @@ func TestUnlockAfterLossEndsWithLoss(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ps, 1)
 	require.NoError(t, admin.Delete(ps[0].Path, -1))
-	err = m.Unlock(held)
+	err = held.Release(bg())
 	assert.ErrorIs(t, err, locks.ErrLockLost, "Unlock")
-	assert.ErrorIs(t, context.Cause(held), locks.ErrLockLost, "the held context")
+	assert.ErrorIs(t, held.Err(), locks.ErrLockLost, "the held context")
 
 	sem := newSemaphore(t, s, root+"/sem", 1)
 	leases, err := sem.Acquire(bg(), 1)

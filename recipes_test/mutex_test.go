@@ -40,7 +40,7 @@ func exclusion(t *testing.T, mutexFor func(worker int) *locks.Mutex, workers, it
 				runtime.Gosched()
 				counter.Store(v + 1)
 				inside.Add(-1)
-				if err := m.Unlock(held); err != nil {
+				if err := held.Release(bg()); err != nil {
 					errs <- err
 					return
 				}
@@ -81,9 +81,9 @@ func TestMutexReentrancy(t *testing.T) {
 
 	c1, err := m.Lock(bg())
 	require.NoError(t, err)
-	c2, err := m.Lock(c1)
+	c2, err := m.Lock(c1.Context())
 	require.NoError(t, err)
-	c3, err := m.Lock(c2)
+	c3, err := m.Lock(c2.Context())
 	require.NoError(t, err)
 	require.Len(t, children(t, admin, path), 1, "re-entry must not create a node")
 
@@ -93,40 +93,44 @@ func TestMutexReentrancy(t *testing.T) {
 	secondDone := lockAndUnlock(m, &got)
 	waitQueued(t, admin, path, 2)
 
-	require.NoError(t, m.Unlock(c3))
-	require.NoError(t, m.Unlock(c2))
+	require.NoError(t, c3.Release(bg()))
+	require.NoError(t, c2.Release(bg()))
 	assert.False(t, got.Load(), "second goroutine got in while the lock was held once")
-	assert.NoError(t, c1.Err(), "held context cancelled before the last Unlock")
-	require.NoError(t, m.Unlock(c1))
-	assert.ErrorIs(t, context.Cause(c1), locks.ErrReleased)
+	assert.NoError(t, c1.Err(), "hold ended before the last Release")
+	assert.NoError(t, c1.Context().Err(), "hold's context cancelled before the last Release")
+	assert.Same(t, c1, c3, "re-entry returns the same hold")
+	require.NoError(t, c1.Release(bg()))
+	assert.ErrorIs(t, context.Cause(c1.Context()), locks.ErrReleased)
 
 	require.NoError(t, <-secondDone)
 	assert.True(t, got.Load())
 	assert.Empty(t, children(t, admin, path))
 }
 
-func TestMutexUnlockNotHeld(t *testing.T) {
+// TestMutexReleaseNotHeld: a Release beyond the Locks it matches returns
+// ErrNotHeld and deletes nothing, even while someone else holds the lock.
+func TestMutexReleaseNotHeld(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
 	s := connect(t)
 	m := newMutex(t, s, path)
 
-	assert.ErrorIs(t, m.Unlock(bg()), locks.ErrNotHeld)
-
 	held, err := m.Lock(bg())
 	require.NoError(t, err)
-	before := children(t, admin, path)
-	// A context that does not carry the hold, and another mutex's hold.
-	assert.ErrorIs(t, m.Unlock(bg()), locks.ErrNotHeld)
-	other := newMutex(t, s, root+"/other")
-	assert.ErrorIs(t, other.Unlock(held), locks.ErrNotHeld)
-	assert.Equal(t, before, children(t, admin, path), "a refused Unlock deleted something")
+	inner, err := m.Lock(held.Context())
+	require.NoError(t, err)
+	require.NoError(t, inner.Release(bg()))
+	require.NoError(t, held.Release(bg()))
+	assert.ErrorIs(t, held.Release(bg()), locks.ErrNotHeld, "double Release")
+	assert.ErrorIs(t, held.Err(), locks.ErrReleased)
 
-	require.NoError(t, m.Unlock(held))
-	assert.ErrorIs(t, m.Unlock(held), locks.ErrNotHeld, "double Unlock")
-	_, err = m.Token(held)
-	assert.ErrorIs(t, err, locks.ErrReleased)
+	next, err := newMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+	before := children(t, admin, path)
+	assert.ErrorIs(t, held.Release(bg()), locks.ErrNotHeld)
+	assert.Equal(t, before, children(t, admin, path), "a refused Release deleted something")
+	require.NoError(t, next.Release(bg()))
 }
 
 func TestMutexTryLock(t *testing.T) {
@@ -143,16 +147,16 @@ func TestMutexTryLock(t *testing.T) {
 	assert.False(t, ok)
 	assert.Len(t, children(t, admin, path), 1, "a failed TryLock left its node")
 
-	again, ok, err := a.TryLock(held)
+	again, ok, err := a.TryLock(held.Context())
 	require.NoError(t, err)
 	assert.True(t, ok, "TryLock re-enters")
-	require.NoError(t, a.Unlock(again))
-	require.NoError(t, a.Unlock(held))
+	require.NoError(t, again.Release(bg()))
+	require.NoError(t, held.Release(bg()))
 
 	held, ok, err = b.TryLock(bg())
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.NoError(t, b.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 }
 
 func TestMutexTimeoutAndCancelLeaveNoNode(t *testing.T) {
@@ -182,7 +186,7 @@ func TestMutexTimeoutAndCancelLeaveNoNode(t *testing.T) {
 	assert.ErrorIs(t, <-done, context.Canceled)
 	assert.Equal(t, holderNode, children(t, admin, path), "cancelled waiter left its node")
 
-	require.NoError(t, holder.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 }
 
 // TestMutexFIFOAndOneWakeupPerRelease queues 50 waiters, each on its own
@@ -204,7 +208,7 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 
 	type acquired struct {
 		who  int
-		held context.Context
+		held *locks.Hold
 	}
 	sessions := make([]*recipes.Session, waiters)
 	proxies := make([]*zktest.Proxy, waiters) // proxies[i] counts sessions[i]'s traffic
@@ -239,8 +243,7 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 		return true
 	})
 
-	release := func(m *locks.Mutex, h context.Context) { require.NoError(t, m.Unlock(h)) }
-	releaser := first
+	release := func(h *locks.Hold) { require.NoError(t, h.Release(bg())) }
 	var events int64
 	for next := range waiters {
 		before := make([]zktest.Traffic, waiters)
@@ -248,7 +251,7 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 			flush(i)
 			before[i] = proxies[i].Traffic()
 		}
-		release(releaser, held)
+		release(held)
 		var a acquired
 		select {
 		case a = <-got:
@@ -266,9 +269,9 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 			events += d.WatchEvents
 		}
 		events += proxies[next].Traffic().Sub(before[next]).WatchEvents
-		releaser, held = newMutex(t, sessions[a.who], path), a.held
+		held = a.held
 	}
-	release(releaser, held)
+	release(held)
 	assert.LessOrEqual(t, events, int64(waiters+1), "notifications to waiting sessions")
 	assert.GreaterOrEqual(t, events, int64(waiters))
 	assert.Empty(t, children(t, admin, path))
@@ -296,5 +299,5 @@ func TestMutexBadInputCreatesNothing(t *testing.T) {
 	m := newMutex(t, s, root+"/lock", locks.WithData(make([]byte, locks.MaxDataSize)))
 	held, err := m.Lock(bg())
 	require.NoError(t, err)
-	require.NoError(t, m.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 }

@@ -43,7 +43,7 @@ func lossRace(t *testing.T, admin *zk.Conn, path string, holder, waiter *recipes
 	w := newMutex(t, waiter, path)
 	type entry struct {
 		at   time.Time
-		held context.Context
+		held *locks.Hold
 		err  error
 	}
 	entered := make(chan entry, 1)
@@ -65,11 +65,11 @@ func lossRace(t *testing.T, admin *zk.Conn, path string, holder, waiter *recipes
 	case <-time.After(waitLong):
 		t.Fatal("the holder was never told")
 	}
-	cause := context.Cause(held)
+	cause := held.Err()
 	assert.ErrorIs(t, cause, locks.ErrLockLost)
 	assert.ErrorIs(t, cause, recipes.ErrSessionLost, "told by the client-side deadline")
-	require.NoError(t, w.Unlock(e.held))
-	assert.ErrorIs(t, h.Unlock(held), locks.ErrLockLost)
+	require.NoError(t, e.held.Release(bg()))
+	assert.ErrorIs(t, held.Release(bg()), locks.ErrLockLost)
 	margin := e.at.Sub(lostAt)
 	t.Logf("loss told %v before the next holder entered (fault to loss %v, session timeout %v)",
 		margin, lostAt.Sub(faultAt), partitionTimeout)

@@ -75,10 +75,7 @@ func worker(spec string) error {
 		if err != nil {
 			return err
 		}
-		token, err := m.Token(held)
-		if err != nil {
-			return err
-		}
+		token := held.Token()
 		entries, err := readLog(file)
 		if err != nil {
 			return err
@@ -91,7 +88,7 @@ func worker(spec string) error {
 		if err := appendLog(file, fmt.Sprintf("%d %d %d\n", next, os.Getpid(), token)); err != nil {
 			return err
 		}
-		if err := m.Unlock(held); err != nil {
+		if err := held.Release(bg()); err != nil {
 			return err
 		}
 	}

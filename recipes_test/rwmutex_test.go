@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,9 +36,9 @@ func TestRWMutexWritersAloneReadersShare(t *testing.T) {
 		wg.Go(func() {
 			for range iterations {
 				write := rand.IntN(10) == 0
-				lock, unlock, kind := rw.RLock, rw.RUnlock, "R"
+				lock, kind := rw.RLock, "R"
 				if write {
-					lock, unlock, kind = rw.Lock, rw.Unlock, "W"
+					lock, kind = rw.Lock, "W"
 				}
 				held, err := lock(bg())
 				if !assert.NoError(t, err) {
@@ -46,7 +47,7 @@ func TestRWMutexWritersAloneReadersShare(t *testing.T) {
 				tr.enter(kind)
 				time.Sleep(time.Millisecond) // the work done under the lock
 				tr.leave(kind)
-				if !assert.NoError(t, unlock(held)) {
+				if !assert.NoError(t, held.Release(bg())) {
 					return
 				}
 			}
@@ -72,9 +73,9 @@ func TestRWMutexWriteReadWriteQueue(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, kind := range []string{"W1", "R", "W2"} {
 		rw := newRWMutex(t, connect(t), path)
-		lock, unlock := rw.Lock, rw.Unlock
+		lock := rw.Lock
 		if kind == "R" {
-			lock, unlock = rw.RLock, rw.RUnlock
+			lock = rw.RLock
 		}
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(bg(), waitLong)
@@ -84,11 +85,11 @@ func TestRWMutexWriteReadWriteQueue(t *testing.T) {
 				return
 			}
 			order <- kind
-			assert.NoError(t, unlock(h))
+			assert.NoError(t, h.Release(bg()))
 		})
 		waitQueued(t, admin, path, i+2)
 	}
-	require.NoError(t, first.Unlock(held))
+	require.NoError(t, held.Release(bg()))
 	wg.Wait()
 	close(order)
 	var got []string
@@ -114,10 +115,10 @@ func TestRWMutexDowngrade(t *testing.T) {
 	got := lockAndUnlock(writer, &writerIn)
 	waitQueued(t, admin, path, 2)
 
-	r, err := rw.RLock(w)
+	r, err := rw.RLock(w.Context())
 	require.NoError(t, err)
 	require.Len(t, children(t, admin, path), 3)
-	require.NoError(t, rw.Unlock(w))
+	require.NoError(t, w.Release(bg()))
 	assert.NoError(t, r.Err(), "releasing the write lock ended the downgraded read lock's context")
 	readers, writers, err := rw.Participants(bg())
 	require.NoError(t, err)
@@ -131,9 +132,63 @@ func TestRWMutexDowngrade(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, writerIn.Load(), "a writer got in while the downgraded read lock was held")
 
-	require.NoError(t, rw.RUnlock(r))
+	require.NoError(t, r.Release(bg()))
 	require.NoError(t, <-got)
 	assert.True(t, writerIn.Load())
+}
+
+// TestRWMutexDowngradedHoldIsFull: after a downgrade and the write lock's
+// release, the read Hold has its own token, guard, guarded Multi and
+// revocation, and its context lives on.
+func TestRWMutexDowngradedHoldIsFull(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	s := connect(t)
+	rw := newRWMutex(t, s, path)
+	w, err := rw.Lock(bg())
+	require.NoError(t, err)
+	r, err := rw.RLock(w.Context())
+	require.NoError(t, err)
+	require.NoError(t, w.Release(bg()))
+	require.ErrorIs(t, w.Err(), locks.ErrReleased)
+
+	require.NoError(t, r.Err())
+	require.NoError(t, r.Context().Err(), "the write Release cancelled the read hold's context")
+	readers, writers, err := rw.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, readers, 1)
+	require.Empty(t, writers)
+	assert.Equal(t, readers[0].Path, r.Node())
+	assert.Equal(t, readers[0].Token, r.Token())
+	assert.Greater(t, r.Token(), w.Token(), "the read node was created after the write node")
+	guards := r.Guard()
+	require.Len(t, guards, 1)
+	assert.Equal(t, readers[0].Path, guards[0].Path)
+	data := root + "/data"
+	_, err = r.Multi(bg(), &zk.CreateRequest{Path: data, Acl: zk.WorldACL(zk.PermAll)})
+	require.NoError(t, err, "the read hold's guarded Multi")
+	ok, _, err := admin.Exists(data)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	require.NoError(t, admin.Delete(data, -1))
+
+	// Its context still re-enters the read lock, and refuses the write lock.
+	r2, err := rw.RLock(r.Context())
+	require.NoError(t, err)
+	assert.Same(t, r, r2)
+	require.NoError(t, r2.Release(bg()))
+	_, err = rw.Lock(r.Context())
+	assert.ErrorIs(t, err, locks.ErrUpgrade)
+
+	require.NoError(t, locks.Revoke(bg(), s, r.Node()))
+	select {
+	case <-r.Revoked():
+	case <-time.After(waitLong):
+		t.Fatal("the downgraded read hold did not hear the revocation request")
+	}
+	require.NoError(t, r.Release(bg()))
+	assert.Empty(t, children(t, admin, path))
 }
 
 func TestRWMutexUpgradeRefused(t *testing.T) {
@@ -143,20 +198,20 @@ func TestRWMutexUpgradeRefused(t *testing.T) {
 	rw := newRWMutex(t, connect(t), path)
 	r, err := rw.RLock(bg())
 	require.NoError(t, err)
-	_, err = rw.Lock(r)
+	_, err = rw.Lock(r.Context())
 	assert.ErrorIs(t, err, locks.ErrUpgrade)
 	assert.Len(t, children(t, admin, path), 1, "the refused upgrade created a node")
 	// Reads re-enter, and the write lock can be taken once the read is gone.
-	r2, err := rw.RLock(r)
+	r2, err := rw.RLock(r.Context())
 	require.NoError(t, err)
-	require.NoError(t, rw.RUnlock(r2))
-	require.NoError(t, rw.RUnlock(r))
+	require.NoError(t, r2.Release(bg()))
+	require.NoError(t, r.Release(bg()))
 	w, err := rw.Lock(bg())
 	require.NoError(t, err)
-	w2, err := rw.Lock(w)
+	w2, err := rw.Lock(w.Context())
 	require.NoError(t, err, "writes re-enter")
-	require.NoError(t, rw.Unlock(w2))
-	require.NoError(t, rw.Unlock(w))
+	require.NoError(t, w2.Release(bg()))
+	require.NoError(t, w.Release(bg()))
 }
 
 // TestRWMutexParticipants: 20 readers hold, 8 writers wait.
@@ -166,7 +221,7 @@ func TestRWMutexParticipants(t *testing.T) {
 	path := root + "/rw"
 	s := connect(t)
 	rw := newRWMutex(t, s, path)
-	var readers []context.Context
+	var readers []*locks.Hold
 	for range 20 {
 		r, err := rw.RLock(bg())
 		require.NoError(t, err)
@@ -182,7 +237,7 @@ func TestRWMutexParticipants(t *testing.T) {
 	assert.Len(t, rs, 20)
 	assert.Len(t, ws, 8)
 	for _, r := range readers {
-		require.NoError(t, rw.RUnlock(r))
+		require.NoError(t, r.Release(bg()))
 	}
 	for _, w := range writers {
 		require.NoError(t, <-w)
@@ -223,14 +278,14 @@ func TestRWMutexWriterNotStarved(t *testing.T) {
 				return
 			}
 			late.Add(1)
-			_ = reader.RUnlock(r)
+			_ = r.Release(bg())
 		}
 	}()
 	eventually(t, "a reader queued behind the writer", func() bool {
 		return len(children(t, admin, path)) >= 3
 	})
 	assert.Zero(t, late.Load(), "a reader that came after the writer got in first")
-	require.NoError(t, reader.RUnlock(first))
+	require.NoError(t, first.Release(bg()))
 	require.NoError(t, <-writerDone, "the writer starved")
 	close(stop)
 	<-streamDone

@@ -22,21 +22,15 @@ func newSemaphore(t *testing.T, s *recipes.Session, path string, leases int) *lo
 }
 
 // leaseLocker makes one lease of a semaphore a Locker, for the helpers
-// written for locks: the held context carries the lease.
+// written for locks.
 type leaseLocker struct{ sem *locks.Semaphore }
 
-type leaseKey struct{}
-
-func (l leaseLocker) Lock(ctx context.Context) (context.Context, error) {
+func (l leaseLocker) Lock(ctx context.Context) (*locks.Hold, error) {
 	ls, err := l.sem.Acquire(ctx, 1)
 	if err != nil {
 		return nil, err
 	}
-	return context.WithValue(ctx, leaseKey{}, ls[0]), nil
-}
-
-func (l leaseLocker) Unlock(held context.Context) error {
-	return held.Value(leaseKey{}).(*locks.Lease).Release(bg())
+	return ls[0], nil
 }
 
 func (l leaseLocker) Path() string { return l.sem.Path() }
@@ -239,16 +233,15 @@ func TestSemaphoreTryAcquireAndLeaseRelease(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ps, 2)
 	assert.Equal(t, leases[0].Node(), ps[0].Path)
-	token, err := leases[1].Token(bg())
-	require.NoError(t, err)
-	assert.Equal(t, ps[1].Token, token)
+	assert.Equal(t, ps[1].Token, leases[1].Token())
+	assert.Equal(t, path, leases[1].Path())
 
-	// Leases are released on their own, from any goroutine, and twice is
-	// harmless.
+	// Leases are released on their own, from any goroutine; twice does
+	// nothing, and says so.
 	done := make(chan error, 1)
 	go func() { done <- leases[1].Release(bg()) }()
 	require.NoError(t, <-done)
-	require.NoError(t, leases[1].Release(bg()))
+	require.ErrorIs(t, leases[1].Release(bg()), locks.ErrNotHeld)
 	assert.ErrorIs(t, leases[1].Err(), locks.ErrReleased)
 	assert.NoError(t, leases[0].Err())
 	require.NoError(t, leases[0].Release(bg()))

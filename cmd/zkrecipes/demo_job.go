@@ -39,7 +39,7 @@ func runDemoJob(ctx context.Context, sess *recipes.Session, state demoState, nam
 		in, _ := describe(ctx, sess, demoCatalog)
 		say("%s the catalog (v%d) under the read lock, shared by %d reader(s)", what, v, len(in.Holders))
 		time.Sleep(demoReadTime)
-		return rw.RUnlock(r)
+		return r.Release(ctx)
 	}
 	if err := read("reads"); err != nil {
 		return err
@@ -61,7 +61,7 @@ func runDemoJob(ctx context.Context, sess *recipes.Session, state demoState, nam
 		if err := state.write("catalog", v+1); err != nil {
 			return err
 		}
-		if err := rw.Unlock(w); err != nil {
+		if err := w.Release(ctx); err != nil {
 			return err
 		}
 	} else if err := read("reads again"); err != nil {
@@ -79,7 +79,7 @@ func runDemoJob(ctx context.Context, sess *recipes.Session, state demoState, nam
 		return err
 	}
 	for i := range transfers {
-		held, err := ml.Lock(ctx)
+		h, err := ml.Lock(ctx)
 		if err != nil {
 			return err
 		}
@@ -100,7 +100,7 @@ func runDemoJob(ctx context.Context, sess *recipes.Session, state demoState, nam
 		if err := state.write(to, t+10); err != nil {
 			return err
 		}
-		if err := ml.Unlock(held); err != nil {
+		if err := h.Release(ctx); err != nil {
 			return fmt.Errorf("release accounts: %w", err)
 		}
 	}

@@ -164,32 +164,30 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 	if err != nil {
 		return usagef("%s: %v", name, err)
 	}
-	held, err := acquire(ctx, ops, *timeout, stderr)
+	h, err := acquire(ctx, ops, *timeout, stderr)
 	if err != nil {
 		return err
 	}
 	if stop() {
-		_ = ops.unlock(held)
+		_ = h.Release(context.Background())
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", ops.path)}
 	}
-	var token int64
-	if ops.token != nil {
-		token, _ = ops.token(held)
-	}
+	token := h.Token()
 	fmt.Fprintf(stderr, "zkrecipes: acquired %s (fencing token %d)\n", ops.path, token)
 	env := []string{
 		"ZKRECIPES_LOCK_PATH=" + ops.path,
 		"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
+		"ZKRECIPES_FENCING_TOKENS=" + fencingTokens(h),
 	}
 	var revoked <-chan struct{}
-	if *revocable && ops.revoked != nil {
-		revoked = ops.revoked(held)
+	if *revocable && ops.revocable {
+		revoked = h.Revoked()
 	}
-	code, lost := runHolding(held, revoked, command, env, sigs, stderr)
-	unlockErr := ops.unlock(held)
+	code, lost := runHolding(h.Context(), revoked, command, env, sigs, stderr)
+	unlockErr := h.Release(context.Background())
 	switch {
 	case lost:
-		return exitError{exitLost, fmt.Errorf("lost %s while the command ran: %v", ops.path, context.Cause(held))}
+		return exitError{exitLost, fmt.Errorf("lost %s while the command ran: %v", ops.path, h.Err())}
 	case unlockErr != nil:
 		fmt.Fprintf(stderr, "zkrecipes: unlock %s: %v\n", ops.path, unlockErr)
 	}
@@ -215,13 +213,15 @@ func connect(ctx context.Context, g globals) (*recipes.Session, error) {
 
 // acquire takes the lock within timeout (0: no limit), telling stderr who
 // holds it while it waits.
-func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.Writer) (context.Context, error) {
-	held, ok, err := ops.lock(ctx, false)
-	if err != nil {
-		return nil, lockFailure(ctx, ops, err)
-	}
-	if ok {
-		return held, nil
+func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.Writer) (*locks.Hold, error) {
+	if ops.try != nil {
+		h, ok, err := ops.try(ctx)
+		if err != nil {
+			return nil, lockFailure(ctx, ops, err)
+		}
+		if ok {
+			return h, nil
+		}
 	}
 	wctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -229,12 +229,12 @@ func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.
 	}
 	defer cancel()
 	type result struct {
-		held context.Context
-		err  error
+		h   *locks.Hold
+		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		h, _, err := ops.lock(wctx, true)
+		h, err := ops.lock(wctx)
 		done <- result{h, err}
 	}()
 	start := time.Now()
@@ -250,7 +250,7 @@ func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.
 			if r.err != nil {
 				return nil, lockFailure(wctx, ops, r.err)
 			}
-			return r.held, nil
+			return r.h, nil
 		case <-tick.C:
 			report()
 		}

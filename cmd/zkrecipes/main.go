@@ -76,9 +76,11 @@ Global flags (before the command, or among its own flags):
   --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
   --session-timeout D    ZooKeeper session timeout (default 10s)
 
-While CMD runs it gets ZKRECIPES_LOCK_PATH and ZKRECIPES_FENCING_TOKEN in
-its environment. If the lock is lost, CMD gets
-SIGTERM (SIGKILL 5s later) and zkrecipes exits 79.
+While CMD runs its environment has ZKRECIPES_LOCK_PATH (the path, or a
+multilock's paths, comma-separated), ZKRECIPES_FENCING_TOKEN (the fencing
+token; a multilock's largest) and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN for
+each lock held, comma-separated). If the lock is lost, CMD gets SIGTERM
+(SIGKILL 5s later) and zkrecipes exits 79.
 
 Exit status: CMD's own status (128+N if killed by signal N), or
   64  bad usage, or a path another kind of recipe uses

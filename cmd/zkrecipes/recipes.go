@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/locks"
@@ -12,23 +12,11 @@ import (
 
 // lockOps is what the run-while-holding commands need of a recipe.
 type lockOps struct {
-	path    string // as shown in messages: the path, or the multilock's paths
-	lock    func(ctx context.Context, wait bool) (context.Context, bool, error)
-	unlock  func(held context.Context) error
-	token   func(held context.Context) (int64, error)  // nil if there is no single token
-	status  func(ctx context.Context) string           // who holds it, for the waiting line
-	revoked func(held context.Context) <-chan struct{} // nil if it cannot be revoked
-}
-
-// tryOrWait adapts a Lock/TryLock pair.
-func tryOrWait(lock func(context.Context) (context.Context, error), try func(context.Context) (context.Context, bool, error)) func(context.Context, bool) (context.Context, bool, error) {
-	return func(ctx context.Context, wait bool) (context.Context, bool, error) {
-		if !wait && try != nil {
-			return try(ctx)
-		}
-		held, err := lock(ctx)
-		return held, err == nil, err
-	}
+	path      string                                               // as shown in messages: the path, or the multilock's paths
+	lock      func(ctx context.Context) (*locks.Hold, error)       // waits
+	try       func(ctx context.Context) (*locks.Hold, bool, error) // nil if the recipe cannot try
+	status    func(ctx context.Context) string                     // who holds it, for the waiting line
+	revocable bool                                                 // a holder can be asked to let go
 }
 
 // buildOps makes the recipe a command names.
@@ -41,108 +29,64 @@ func buildOps(name string, sess *recipes.Session, paths []string, leases int, op
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{path, tryOrWait(m.Lock, m.TryLock), m.Unlock, m.Token, status, m.Revoked}, nil
+		return lockOps{path, m.Lock, m.TryLock, status, true}, nil
 	case "wlock", "rlock":
 		rw, err := locks.NewRWMutex(sess, path, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
 		if name == "rlock" {
-			return lockOps{path, tryOrWait(rw.RLock, rw.TryRLock), rw.RUnlock, rw.Token, status, rw.Revoked}, nil
+			return lockOps{path, rw.RLock, rw.TryRLock, status, true}, nil
 		}
-		return lockOps{path, tryOrWait(rw.Lock, rw.TryLock), rw.Unlock, rw.Token, status, rw.Revoked}, nil
+		return lockOps{path, rw.Lock, rw.TryLock, status, true}, nil
 	case "semaphore-mutex":
 		m, err := locks.NewSemaphoreMutex(sess, path, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{path, tryOrWait(m.Lock, m.TryLock), m.Unlock, m.Token, status, nil}, nil
+		return lockOps{path, m.Lock, m.TryLock, status, false}, nil
 	case "semaphore":
 		sem, err := locks.NewSemaphore(sess, path, leases, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
-		return semaphoreOps(sem, status), nil
+		lock := func(ctx context.Context) (*locks.Hold, error) {
+			ls, err := sem.Acquire(ctx, 1)
+			if err != nil {
+				return nil, err
+			}
+			return ls[0], nil
+		}
+		try := func(ctx context.Context) (*locks.Hold, bool, error) {
+			ls, ok, err := sem.TryAcquire(ctx, 1)
+			if err != nil || !ok {
+				return nil, false, err
+			}
+			return ls[0], true, nil
+		}
+		return lockOps{path, lock, try, status, false}, nil
 	case "multilock":
 		ml, err := locks.NewMultiMutex(sess, paths, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{ml.Path(), tryOrWait(ml.Lock, nil), ml.Unlock, nil, status, nil}, nil
+		return lockOps{ml.Path(), ml.Lock, nil, status, false}, nil
 	}
 	return lockOps{}, fmt.Errorf("unknown recipe %q", name)
 }
 
-// semaphoreOps holds one lease of sem. The held context ends when the lease
-// is lost or released.
-func semaphoreOps(sem *locks.Semaphore, status func(context.Context) string) lockOps {
-	type lease struct {
-		l    *locks.Lease
-		stop func() // stops following the lease and cancels the held context
+// fencingTokens lists each lock of h with its token, "path=token,...": a
+// multi-lock's members, or h itself.
+func fencingTokens(h *locks.Hold) string {
+	parts := h.Members()
+	if parts == nil {
+		parts = []*locks.Hold{h}
 	}
-	var mu sync.Mutex // guards byCtx
-	byCtx := map[context.Context]lease{}
-	find := func(held context.Context, remove bool) (lease, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		le, ok := byCtx[held]
-		if remove {
-			delete(byCtx, held)
-		}
-		return le, ok
+	pairs := make([]string, len(parts))
+	for i, p := range parts {
+		pairs[i] = p.Path() + "=" + strconv.FormatInt(p.Token(), 10)
 	}
-	return lockOps{
-		path: sem.Path(),
-		lock: func(ctx context.Context, wait bool) (context.Context, bool, error) {
-			var ls []*locks.Lease
-			var err error
-			ok := true
-			if wait {
-				ls, err = sem.Acquire(ctx, 1)
-			} else {
-				ls, ok, err = sem.TryAcquire(ctx, 1)
-			}
-			if err != nil || !ok {
-				return nil, false, err
-			}
-			held, cancel := context.WithCancelCause(ctx)
-			l, quit, done := ls[0], make(chan struct{}), make(chan struct{})
-			go func() {
-				defer close(done)
-				select {
-				case <-l.Done():
-					cancel(l.Err())
-				case <-quit:
-				}
-			}()
-			stop := func() {
-				close(quit)
-				<-done
-				cancel(locks.ErrReleased)
-			}
-			mu.Lock()
-			byCtx[held] = lease{l, stop}
-			mu.Unlock()
-			return held, true, nil
-		},
-		unlock: func(held context.Context) error {
-			le, ok := find(held, true)
-			if !ok {
-				return locks.ErrNotHeld
-			}
-			err := le.l.Release(context.Background())
-			le.stop()
-			return err
-		},
-		token: func(held context.Context) (int64, error) {
-			le, ok := find(held, false)
-			if !ok {
-				return 0, locks.ErrNotHeld
-			}
-			return le.l.Token(held)
-		},
-		status: status,
-	}
+	return strings.Join(pairs, ",")
 }
 
 // statusLine describes who holds the locks at paths, for a waiting line.

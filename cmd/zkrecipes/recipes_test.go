@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +120,43 @@ func TestSemaphoreMutexAndMultilockCommands(t *testing.T) {
 
 	code, _, _ := zkrecipes(t, "multilock", root+"/a,relative", "--", "true")
 	assert.Equal(t, 64, code)
+}
+
+// TestMultilockPassesEachMembersToken: a multilock's command gets every
+// member's fencing token in ZKRECIPES_FENCING_TOKENS, in path order, and the
+// largest in ZKRECIPES_FENCING_TOKEN; a single lock's gets its own.
+func TestMultilockPassesEachMembersToken(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	const show = `echo "$ZKRECIPES_LOCK_PATH $ZKRECIPES_FENCING_TOKEN $ZKRECIPES_FENCING_TOKENS"`
+	code, stdout, stderr := zkrecipes(t, "multilock", root+"/b,"+root+"/a", "--", "sh", "-c", show)
+	require.Equal(t, 0, code, stderr)
+	fields := strings.Fields(stdout)
+	require.Len(t, fields, 3, stdout)
+	assert.Equal(t, root+"/a,"+root+"/b", fields[0])
+	pairs := strings.Split(fields[2], ",")
+	require.Len(t, pairs, 2, fields[2])
+	var tokens []int64
+	for i, want := range []string{root + "/a", root + "/b"} {
+		path, tok, ok := strings.Cut(pairs[i], "=")
+		require.True(t, ok, pairs[i])
+		assert.Equal(t, want, path)
+		n, err := strconv.ParseInt(tok, 10, 64)
+		require.NoError(t, err)
+		assert.Positive(t, n, "%s's token", path)
+		tokens = append(tokens, n)
+	}
+	assert.Less(t, tokens[0], tokens[1], "members taken in path order")
+	assert.Equal(t, strconv.FormatInt(tokens[1], 10), fields[1], "ZKRECIPES_FENCING_TOKEN is the largest")
+
+	code, stdout, stderr = zkrecipes(t, "lock", root+"/a", "--", "sh", "-c", show)
+	require.Equal(t, 0, code, stderr)
+	fields = strings.Fields(stdout)
+	require.Len(t, fields, 3, stdout)
+	assert.Equal(t, root+"/a="+fields[1], fields[2])
+	n, err := strconv.ParseInt(fields[1], 10, 64)
+	require.NoError(t, err)
+	assert.Greater(t, n, tokens[1], "a later holder's token")
 }
 
 func TestInspectKnowsEveryLayout(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -55,15 +56,9 @@ func (w *worker) section(ctx context.Context, sess *recipes.Session, i int, l Lo
 	if err := w.log.Append(Event{Type: EvWait, Hold: id, Recipe: recipe, Paths: paths}); err != nil {
 		return err
 	}
-	// The wait is bounded by ctx, but the hold must not end with it: the
-	// section then finishes and releases as usual.
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	h, err := w.acquire(wctx, sess, recipe, paths, l.Max)
-	// If ctx ended just as the lock was taken, the hold ends at once (not
-	// by loss): the section logs its exit and releases.
-	stop()
+	// ctx bounds the wait only: if it ends once the lock is taken, the
+	// section finishes and releases as usual.
+	h, err := w.acquire(ctx, sess, recipe, paths, l.Max)
 	if err != nil {
 		return err
 	}
@@ -107,7 +102,7 @@ func (w *worker) section(ctx context.Context, sess *recipes.Session, i int, l Lo
 	err = h.release()
 	if errors.Is(err, locks.ErrLockLost) {
 		if exited {
-			// Lost before the release, though the held context had not
+			// Lost before the release, though the hold had not
 			// said so when the exit was logged.
 			_ = w.log.Append(Event{Type: EvLoss, Hold: id, Note: "unlock: " + err.Error()})
 		}
@@ -168,16 +163,15 @@ func (w *worker) acquire(ctx context.Context, sess *recipes.Session, recipe stri
 
 // lockMutexes takes a Mutex, or a MultiLock over one Mutex per path.
 func lockMutexes(ctx context.Context, sess *recipes.Session, recipe string, paths []string) (*held, error) {
-	ms := make([]*locks.Mutex, len(paths))
 	members := make([]locks.Locker, len(paths))
 	for i, p := range paths {
 		m, err := locks.NewMutex(sess, p)
 		if err != nil {
 			return nil, err
 		}
-		ms[i], members[i] = m, m
+		members[i] = m
 	}
-	var l locks.Locker = ms[0]
+	l := members[0]
 	if recipe == RecipeMulti {
 		ml, err := locks.NewMultiLock(members...)
 		if err != nil {
@@ -185,24 +179,11 @@ func lockMutexes(ctx context.Context, sess *recipes.Session, recipe string, path
 		}
 		l = ml
 	}
-	ctx, err := l.Lock(ctx)
+	h, err := l.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	h := &held{recipe: recipe, paths: paths, done: ctx.Done(),
-		cause: func() error { return context.Cause(ctx) }, release: func() error { return l.Unlock(ctx) }}
-	for _, m := range ms {
-		tok, err := m.Token(ctx)
-		if err == nil {
-			var g *zk.CheckVersionRequest
-			g, err = m.Guard(ctx)
-			h.tokens, h.guards = append(h.tokens, tok), append(h.guards, g)
-		}
-		if err != nil {
-			return nil, errors.Join(err, h.release())
-		}
-	}
-	return h, nil
+	return record(recipe, paths, h, true), nil
 }
 
 // lockRW takes an RWMutex's write lock or read lock; readers do not write.
@@ -211,29 +192,15 @@ func lockRW(ctx context.Context, sess *recipes.Session, recipe, path string) (*h
 	if err != nil {
 		return nil, err
 	}
-	lock, unlock := rw.RLock, rw.RUnlock
+	lock := rw.RLock
 	if recipe == RecipeWrite {
-		lock, unlock = rw.Lock, rw.Unlock
+		lock = rw.Lock
 	}
-	ctx, err = lock(ctx)
+	h, err := lock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	h := &held{recipe: recipe, paths: []string{path}, done: ctx.Done(),
-		cause: func() error { return context.Cause(ctx) }, release: func() error { return unlock(ctx) }}
-	tok, err := rw.Token(ctx)
-	if err != nil {
-		return nil, errors.Join(err, h.release())
-	}
-	h.tokens = []int64{tok}
-	if recipe == RecipeWrite {
-		g, err := rw.Guard(ctx)
-		if err != nil {
-			return nil, errors.Join(err, h.release())
-		}
-		h.guards = []*zk.CheckVersionRequest{g}
-	}
-	return h, nil
+	return record(recipe, []string{path}, h, recipe == RecipeWrite), nil
 }
 
 // lease takes one lease of a Semaphore.
@@ -246,15 +213,28 @@ func lease(ctx context.Context, sess *recipes.Session, path string, maxLeases in
 	if err != nil {
 		return nil, err
 	}
-	l := leases[0]
-	h := &held{recipe: RecipeLease, paths: []string{path}, limit: maxLeases, done: l.Done(), cause: l.Err,
-		release: func() error { return l.Release(context.Background()) }, guards: []*zk.CheckVersionRequest{l.Guard()}}
-	tok, err := l.Token(ctx)
-	if err != nil {
-		return nil, errors.Join(err, h.release())
-	}
-	h.tokens = []int64{tok}
+	h := record(RecipeLease, []string{path}, leases[0], true)
+	h.limit = maxLeases
 	return h, nil
+}
+
+// record makes the section's record of a Hold: a token, and a guard if it
+// writes, for each of paths (a multi-lock's members, whatever their order).
+func record(recipe string, paths []string, l *locks.Hold, writes bool) *held {
+	h := &held{recipe: recipe, paths: paths, done: l.Done(), cause: l.Err,
+		release: func() error { return l.Release(context.Background()) }}
+	parts := l.Members()
+	if parts == nil {
+		parts = []*locks.Hold{l}
+	}
+	for _, p := range paths {
+		i := slices.IndexFunc(parts, func(m *locks.Hold) bool { return m.Path() == p })
+		h.tokens = append(h.tokens, parts[i].Token())
+		if writes {
+			h.guards = append(h.guards, parts[i].Guard()...)
+		}
+	}
+	return h
 }
 
 // unlocked is the negative control's hold: no lock at all, and writes

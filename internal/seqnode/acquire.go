@@ -53,16 +53,35 @@ func (s Spec) siblings() []string {
 // it): the attempt starts again with a new node at the back, as in Curator.
 var errRequeue = errors.New("waiting node deleted; queueing again")
 
+// errBusy reports that the lock is not free now; TryAcquire then gives up.
+var errBusy = errors.New("not free")
+
 // Acquire queues a node in spec.Dir and waits until spec.Holds says it holds.
-// If wait is false it does not wait: when the lock is not free it returns
-// (nil, nil).
 //
 // A ctx that has already ended makes Acquire return its cause before any
 // request: nothing is created. Whenever Acquire returns without a Hold, our
 // node has been deleted, or, if ZooKeeper cannot be reached in time, the
 // session deletes it in the background as soon as it can (or it dies with
-// the session).
-func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Hold, error) {
+// the session). A Hold it returns knows its token.
+func Acquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, error) {
+	return acquire(ctx, sess, spec, await)
+}
+
+// TryAcquire is Acquire that does not wait: if spec.Holds does not say it
+// holds at the first listing, it deletes its node and returns false.
+func TryAcquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, bool, error) {
+	h, err := acquire(ctx, sess, spec, holdsNow)
+	if errors.Is(err, errBusy) {
+		return nil, false, nil
+	}
+	return h, err == nil, err
+}
+
+// A turn takes our node at path from its creation to a Hold, or fails:
+// await waits for it, holdsNow does not (errBusy).
+type turn func(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error)
+
+func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn) (*Hold, error) {
 	for {
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
@@ -74,23 +93,35 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Ho
 		if err != nil {
 			return nil, err
 		}
-		h, err := await(ctx, sess, spec, path, wait)
+		h, err := take(ctx, sess, spec, path)
 		if errors.Is(err, errRequeue) {
 			continue
 		}
-		if h == nil {
+		if err != nil {
 			_ = znode.DeleteDetached(sess, path)
+			return nil, err
+		}
+		if err := h.readToken(ctx); err != nil {
+			abandon(sess, h)
 			return nil, err
 		}
 		// A process paused while it waited can wake to the notification
 		// that made it the holder after its session's deadline passed:
 		// that hold is no hold.
 		if err := sess.Err(); err != nil {
-			_ = h.Release(context.Background())
+			abandon(sess, h)
 			return nil, err
 		}
 		return h, nil
 	}
+}
+
+// abandon releases a hold that Acquire will not return, on a context of its
+// own bounded by the session timeout, as znode.DeleteDetached does.
+func abandon(sess znode.Session, h *Hold) {
+	ctx, cancel := context.WithTimeout(context.Background(), sess.Timeout())
+	defer cancel()
+	_ = h.Release(ctx)
 }
 
 // create makes our protected ephemeral sequential node and returns its path.
@@ -130,10 +161,10 @@ func create(ctx context.Context, sess znode.Session, spec Spec, uuid string) (st
 				return znode.IgnoreNoNode(conn.Delete(p, -1))
 			})
 		})
-		return "", fmt.Errorf("locks: create node in %s: %w", spec.Dir, err)
+		return "", fmt.Errorf("create node in %s: %w", spec.Dir, err)
 	}
 	if err != nil {
-		return "", fmt.Errorf("locks: create node in %s: %w", spec.Dir, err)
+		return "", fmt.Errorf("create node in %s: %w", spec.Dir, err)
 	}
 	return path, nil
 }

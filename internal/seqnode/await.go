@@ -43,7 +43,7 @@ func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
 // ours sort after ours, so if the predicate now says we hold, we do, with no
 // further read. Otherwise (a node ahead of it left out of turn, or the
 // listing is stale) it reads the children once more.
-func await(ctx context.Context, sess znode.Session, spec Spec, path string, wait bool) (*Hold, error) {
+func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error) {
 	name := zpath.Base(path)
 	dir, err := listWatched(ctx, sess, spec)
 	if err != nil {
@@ -62,10 +62,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, wait
 			if own != nil {
 				return newHold(sess, path, own.stat.Czxid, own.events, true, revoked), nil
 			}
-			return newHold(sess, path, tokenFromListing(dir.stat, name, spec.Prefix), dir.events, false, false), nil
-		}
-		if !wait {
-			return nil, nil
+			return dir.hold(sess, spec, path), nil
 		}
 		if w == WatchDir {
 			// Wait for any change among the children (only one waiter
@@ -97,11 +94,33 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, wait
 	}
 }
 
+// holdsNow lists the directory once: we hold, or the lock is busy.
+func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error) {
+	dir, err := listWatched(ctx, sess, spec)
+	if err != nil {
+		return nil, err
+	}
+	ours := Index(dir.nodes, zpath.Base(path))
+	if ours < 0 {
+		return nil, errRequeue
+	}
+	if holds, _ := spec.Holds(dir.nodes, ours); !holds {
+		return nil, errBusy
+	}
+	return dir.hold(sess, spec, path), nil
+}
+
 // watchedListing is a listing of the lock directory that left a watch on it.
 type watchedListing struct {
 	nodes  []Node
 	stat   *zk.Stat
 	events <-chan zk.Event
+}
+
+// hold is the Hold of our node at path, which this listing shows holds: its
+// watch on the directory is all the hold needs until something changes there.
+func (l watchedListing) hold(sess znode.Session, spec Spec, path string) *Hold {
+	return newHold(sess, path, tokenFromListing(l.stat, zpath.Base(path), spec.Prefix), l.events, false, false)
 }
 
 func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedListing, error) {
@@ -111,7 +130,7 @@ func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedLis
 	case errors.Is(err, zk.ErrNoNode):
 		return l, errRequeue // the directory, and so our node, is gone
 	case err != nil:
-		return l, fmt.Errorf("locks: list %s: %w", spec.Dir, err)
+		return l, fmt.Errorf("list %s: %w", spec.Dir, err)
 	}
 	if spec.Refuse != nil {
 		if err := spec.Refuse(names); err != nil {
@@ -161,7 +180,7 @@ func waitFor(ctx context.Context, sess znode.Session, target, path string, own *
 		case errors.Is(o.err, zk.ErrNoNode):
 			return false, errRequeue
 		case o.err != nil:
-			return false, fmt.Errorf("locks: watch %s: %w", path, o.err)
+			return false, fmt.Errorf("watch %s: %w", path, o.err)
 		}
 		*own = &o
 		*revoked = bytes.Equal(o.data, RevokeData)
@@ -170,7 +189,7 @@ func waitFor(ctx context.Context, sess znode.Session, target, path string, own *
 	case errors.Is(err, zk.ErrNoNode):
 		return true, nil // gone before we could watch it
 	case err != nil:
-		return false, fmt.Errorf("locks: watch %s: %w", target, err)
+		return false, fmt.Errorf("watch %s: %w", target, err)
 	}
 	return waitGone(ctx, sess, path, ev, *own, revoked)
 }
@@ -202,7 +221,7 @@ func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk
 			case errors.Is(own.err, zk.ErrNoNode):
 				return false, errRequeue
 			case own.err != nil:
-				return false, fmt.Errorf("locks: watch %s: %w", path, own.err)
+				return false, fmt.Errorf("watch %s: %w", path, own.err)
 			}
 			*revoked = *revoked || bytes.Equal(own.data, RevokeData)
 		case <-sess.Done():
@@ -218,7 +237,7 @@ func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk
 func list(ctx context.Context, sess znode.Session, spec Spec) ([]Node, error) {
 	names, err := znode.Children(ctx, sess, spec.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("locks: list %s: %w", spec.Dir, err)
+		return nil, fmt.Errorf("list %s: %w", spec.Dir, err)
 	}
 	return ParseAll(names, spec.siblings()...), nil
 }

@@ -26,7 +26,7 @@ var (
 // reports both deletion and revocation. A hold taken at once watches the
 // lock directory instead, through the listing that showed it holds: it costs
 // no request while nothing else happens there. At the first change in the
-// directory, or when Revoked or Token needs it, the hold reads its node once
+// directory, or when Revoked needs it, the hold reads its node once
 // and watches its data from then on.
 type Hold struct {
 	sess    znode.Session
@@ -43,6 +43,7 @@ type Hold struct {
 	revokedClosed bool
 	armed         bool // arm has been signalled
 	onEnd         []func(error)
+	onRevoke      []func()
 }
 
 // newHold starts watching: events come from our node's data watch when
@@ -81,14 +82,19 @@ func (h *Hold) Path() string { return h.path }
 
 // Token returns the fencing token: the zxid that created the node. ZooKeeper
 // zxids only grow, and a holder's node is created after its predecessor's,
-// so every later holder of the lock has a larger token. It is known without
-// a request in most cases; otherwise the first call reads it.
-func (h *Hold) Token(ctx context.Context) (int64, error) {
+// so every later holder of the lock has a larger token. Acquire makes sure
+// it is known.
+func (h *Hold) Token() int64 {
 	h.mu.Lock()
-	token := h.token
-	h.mu.Unlock()
-	if token != 0 {
-		return token, nil
+	defer h.mu.Unlock()
+	return h.token
+}
+
+// readToken reads the token, unless the listing or the watch that made the
+// hold showed it already.
+func (h *Hold) readToken(ctx context.Context) error {
+	if h.Token() != 0 {
+		return nil
 	}
 	var st *zk.Stat
 	err := h.sess.Retry(ctx, func(conn *zk.Conn) error {
@@ -98,12 +104,12 @@ func (h *Hold) Token(ctx context.Context) (int64, error) {
 	})
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("locks: read %s: %w", h.path, err)
+		return fmt.Errorf("read %s: %w", h.path, err)
 	case st == nil:
-		return 0, fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
+		return fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
 	}
 	h.setToken(st.Czxid)
-	return st.Czxid, nil
+	return nil
 }
 
 func (h *Hold) setToken(t int64) {
@@ -129,11 +135,31 @@ func (h *Hold) Err() error {
 func (h *Hold) Revoked() <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.armLocked()
+	return h.revoked
+}
+
+// OnRevoke arranges for f to be called once at the first revocation request,
+// at once if one has come; like Revoked, it makes sure the node's data is
+// watched. f must not block.
+func (h *Hold) OnRevoke(f func()) {
+	h.mu.Lock()
+	h.armLocked()
+	closed := h.revokedClosed
+	if !closed {
+		h.onRevoke = append(h.onRevoke, f)
+	}
+	h.mu.Unlock()
+	if closed {
+		f()
+	}
+}
+
+func (h *Hold) armLocked() {
 	if !h.armed {
 		h.armed = true
 		h.arm <- struct{}{}
 	}
-	return h.revoked
 }
 
 // Guard is a check to put first in a zk.Multi: the transaction fails unless
@@ -178,10 +204,17 @@ func (h *Hold) end(err error) error {
 
 func (h *Hold) revoke() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.revokedClosed {
-		h.revokedClosed = true
-		close(h.revoked)
+	if h.revokedClosed {
+		h.mu.Unlock()
+		return
+	}
+	h.revokedClosed = true
+	close(h.revoked)
+	callbacks := h.onRevoke
+	h.onRevoke = nil
+	h.mu.Unlock()
+	for _, f := range callbacks {
+		f()
 	}
 }
 

@@ -46,7 +46,7 @@ func Participants(ctx context.Context, sess znode.Session, dir string, siblings 
 			case errors.Is(err, zk.ErrNoNode):
 				return nil
 			case err != nil:
-				return fmt.Errorf("locks: read %s: %w", p, err)
+				return fmt.Errorf("read %s: %w", p, err)
 			}
 			out[i] = Participant{Path: p, Kind: n.Prefix, Data: data, Created: time.UnixMilli(st.Ctime), Token: st.Czxid, Session: st.EphemeralOwner}
 			found[i] = true

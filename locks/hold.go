@@ -1,0 +1,398 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/znode"
+)
+
+// A Hold is one acquisition of a lock: what every acquire in this package
+// returns, for a Mutex, either half of an RWMutex, a SemaphoreMutex, one
+// lease of a Semaphore, or a MultiLock (whose Hold aggregates its members').
+// It tells whether the lock is still held (Done, Err), proves it to others
+// (Token, Guard, Multi), hears revocation requests (Revoked), gives the work
+// a context that ends with it (Context), and lets go (Release).
+//
+// A Hold may be used from any goroutine; its methods are safe for concurrent
+// use.
+type Hold struct {
+	path    string           // the lock's path, or a multi-lock's members' paths
+	sess    *recipes.Session // nil for a multi-lock
+	node    *seqnode.Hold    // nil for a multi-lock
+	members []*Hold          // a multi-lock's members, in the order taken
+	key     any              // what Context carries the hold under; nil if not reentrant
+
+	// ctx is the work's context (see Context). The hold makes and owns
+	// it: it is no caller's context, only their values.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu        sync.Mutex    // guards the fields below
+	count     int           // acquires not yet matched by Release
+	err       error         // why the hold ended; nil while held
+	releasing bool          // a multi-lock's outermost Release has begun
+	revoked   chan struct{} // a multi-lock's merged revocation channel, once asked for
+}
+
+// holdKey finds a lock's hold in a context. Locks of one kind on one path in
+// one session share a key, so a nested Lock re-enters even through another
+// value of the same lock.
+type holdKey struct {
+	kind string
+	sess *recipes.Session
+	path string
+}
+
+// multiKey finds a MultiLock's hold in a context. It is the MultiLock value:
+// another MultiLock over the same locks re-enters each member instead.
+type multiKey struct{ ml *MultiLock }
+
+// newHold wraps an engine hold. Its context has ctx's values and, if key is
+// not nil, carries the hold under key.
+func newHold(ctx context.Context, key any, path string, sess *recipes.Session, node *seqnode.Hold) *Hold {
+	h := &Hold{path: path, sess: sess, node: node, key: key, count: 1}
+	h.ctx, h.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	if key != nil {
+		h.ctx = context.WithValue(h.ctx, key, h)
+	}
+	node.OnEnd(h.end)
+	return h
+}
+
+// newMultiHold aggregates members. Its context carries every hold they
+// carry, so that a nested Lock of a member re-enters it.
+func newMultiHold(ctx context.Context, key any, path string, members []*Hold) *Hold {
+	h := &Hold{path: path, members: members, key: key, count: 1}
+	hctx := context.WithoutCancel(ctx)
+	for _, c := range h.carried(nil) {
+		hctx = context.WithValue(hctx, c.key, c)
+	}
+	h.ctx, h.cancel = context.WithCancelCause(hctx)
+	for _, m := range members {
+		m.whenEnded(func(err error) {
+			h.mu.Lock()
+			releasing := h.releasing
+			h.mu.Unlock()
+			if !releasing {
+				h.end(fmt.Errorf("%s: %w", m.path, err))
+			}
+		})
+	}
+	return h
+}
+
+// carried appends to hs the reentrant holds in h, h itself last.
+func (h *Hold) carried(hs []*Hold) []*Hold {
+	for _, m := range h.members {
+		hs = m.carried(hs)
+	}
+	if h.key != nil {
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+// Path returns the lock's path; for a multi-lock, its members' paths in the
+// order they were taken, joined by commas (as MultiLock.Path).
+func (h *Hold) Path() string { return h.path }
+
+// Node returns the full path of the node that holds the lock, which Revoke
+// and Participants name; "" for a multi-lock (see Members).
+func (h *Hold) Node() string {
+	if h.node == nil {
+		return ""
+	}
+	return h.node.Path()
+}
+
+// Token returns the fencing token: the zxid that created the holder's node.
+// It grows with every new holder of the lock, so a storage system can refuse
+// writes that carry a token lower than one it has seen. The acquire made
+// sure it is known: Token sends no request. A multi-lock's is the largest of
+// its members' (see Members for each).
+func (h *Hold) Token() int64 {
+	if h.node != nil {
+		return h.node.Token()
+	}
+	var t int64
+	for _, m := range h.members {
+		t = max(t, m.Token())
+	}
+	return t
+}
+
+// Members returns a multi-lock's member holds in the order they were taken,
+// each with its own path, node and token; nil for any other hold.
+func (h *Hold) Members() []*Hold { return slices.Clone(h.members) }
+
+// Guard returns checks to put first in a zk.Multi so that the transaction
+// fails unless the lock is still held: one per node, so a multi-lock's
+// checks every member. Multi puts them there.
+func (h *Hold) Guard() []*zk.CheckVersionRequest {
+	if h.node != nil {
+		return []*zk.CheckVersionRequest{h.node.Guard()}
+	}
+	var gs []*zk.CheckVersionRequest
+	for _, m := range h.members {
+		gs = append(gs, m.Guard()...)
+	}
+	return gs
+}
+
+// Multi runs ops as one ZooKeeper transaction that succeeds only while the
+// lock is still held, checked by ZooKeeper with Guard; it returns the
+// responses to ops. If the lock has been lost, nothing is applied and the
+// error wraps ErrLockLost. The transaction is sent once and never retried; a
+// ctx that has ended sends nothing. A multi-lock's members must share one
+// session, or Multi fails with ErrInvalid.
+func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	if err := context.Cause(ctx); err != nil {
+		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
+	}
+	if err := h.Err(); err != nil {
+		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
+	}
+	sess, err := h.session()
+	if err != nil {
+		return nil, err
+	}
+	guards := h.Guard()
+	all := make([]any, 0, len(guards)+len(ops))
+	for _, g := range guards {
+		all = append(all, g)
+	}
+	res, err := sess.Conn().Multi(append(all, ops...)...)
+	for i := range min(len(guards), len(res)) {
+		if errors.Is(res[i].Error, zk.ErrNoNode) {
+			return res, fmt.Errorf("multi under %s: %w: node %s is gone", h.path, ErrLockLost, guards[i].Path)
+		}
+	}
+	if err != nil {
+		return res, fmt.Errorf("multi under %s: %w", h.path, err)
+	}
+	return res[len(guards):], nil
+}
+
+// session returns the one session every node of the hold belongs to.
+func (h *Hold) session() (*recipes.Session, error) {
+	if h.sess != nil {
+		return h.sess, nil
+	}
+	var sess *recipes.Session
+	for _, m := range h.members {
+		s, err := m.session()
+		if err != nil {
+			return nil, err
+		}
+		if sess != nil && s != sess {
+			return nil, fmt.Errorf("%w: multi under %s: its members use different sessions", ErrInvalid, h.path)
+		}
+		sess = s
+	}
+	return sess, nil
+}
+
+// Revoked returns a channel that is closed when someone asks the holder to
+// let go (see Revoke); for a multi-lock, when someone asks any member's.
+// Nothing is released for it: that is the holder's call. The first call
+// starts listening, and sees a request written before it.
+func (h *Hold) Revoked() <-chan struct{} {
+	if h.node != nil {
+		return h.node.Revoked()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.revoked == nil {
+		ch := make(chan struct{})
+		h.revoked = ch
+		var once sync.Once
+		for _, m := range h.members {
+			m.whenRevoked(func() { once.Do(func() { close(ch) }) })
+		}
+	}
+	return h.revoked
+}
+
+// whenRevoked calls f at the first revocation request to any node of h.
+func (h *Hold) whenRevoked(f func()) {
+	if h.node != nil {
+		h.node.OnRevoke(f)
+		return
+	}
+	for _, m := range h.members {
+		m.whenRevoked(f)
+	}
+}
+
+// Done returns a channel that is closed when the hold ends: lost, or
+// released by its outermost Release.
+func (h *Hold) Done() <-chan struct{} { return h.ctx.Done() }
+
+// Err returns nil while the lock is held. Once Done is closed it returns an
+// error wrapping ErrLockLost, with the cause (the node was deleted, or the
+// session ended), or ErrReleased.
+func (h *Hold) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// Context returns the context to do the work in. It carries the values of
+// the context given to the acquire, but not its deadline or cancellation:
+// that one bounds only the wait. It is cancelled when the hold ends: with a
+// cause wrapping ErrLockLost (see context.Cause) when the lock is lost, and
+// with ErrReleased by the outermost Release.
+//
+// An acquire of the same lock with this context (or one derived from it)
+// re-enters: it returns this Hold at once, with no ZooKeeper request, and
+// counts one more Release to come.
+func (h *Hold) Context() context.Context { return h.ctx }
+
+// Release undoes one acquire. The outermost Release (one per acquire,
+// counting reentrant ones) deletes the node, retrying across connection loss
+// until ZooKeeper confirms or ctx ends; past that, the session finishes the
+// delete in the background and Release returns ctx's cause. Either way the
+// hold ends, and its Context is cancelled, before Release returns. A
+// multi-lock's releases its members in reverse order, goes on past a member
+// that fails, and returns every failure, each naming its member.
+//
+// If the lock was lost while held, Release still cleans up and returns an
+// error wrapping ErrLockLost: the work done under it was not protected to
+// the end. Releasing a hold once more than it was acquired does nothing and
+// returns an error wrapping ErrNotHeld.
+func (h *Hold) Release(ctx context.Context) error {
+	h.mu.Lock()
+	if h.count == 0 {
+		h.mu.Unlock()
+		return fmt.Errorf("%w: release %s: already released", ErrNotHeld, h.path)
+	}
+	h.count--
+	last := h.count == 0
+	h.releasing = last && h.node == nil
+	h.mu.Unlock()
+	if !last {
+		if err := h.Err(); err != nil {
+			return fmt.Errorf("release %s: %w", h.path, err)
+		}
+		return nil
+	}
+	if h.node != nil {
+		// The engine ends the hold, which cancels the context.
+		if err := h.node.Release(ctx); err != nil {
+			return fmt.Errorf("release %s: %w", h.path, err)
+		}
+		return nil
+	}
+	err := releaseAll(ctx, h.members)
+	if errors.Is(err, ErrLockLost) {
+		h.end(err)
+	} else {
+		h.end(ErrReleased)
+	}
+	return err
+}
+
+// releaseAll releases holds, last first, and returns every failure, each
+// naming its lock.
+func releaseAll(ctx context.Context, holds []*Hold) error {
+	var errs []error
+	for _, m := range slices.Backward(holds) {
+		if err := m.Release(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("multi-lock: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// end records why the hold ended, once, and cancels its context.
+func (h *Hold) end(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err == nil {
+		h.err = err
+		h.cancel(err)
+	}
+}
+
+// whenEnded calls f, on a goroutine of its own, with the hold's error once
+// it ends; stop stops that if it has not started.
+func (h *Hold) whenEnded(f func(error)) (stop func() bool) {
+	return context.AfterFunc(h.ctx, func() { f(h.Err()) })
+}
+
+// enter counts one more nested acquire, unless the hold has ended or its
+// outermost Release has begun.
+func (h *Hold) enter() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return h.err
+	}
+	if h.count == 0 {
+		return ErrReleased
+	}
+	h.count++
+	return nil
+}
+
+// carrying returns the hold ctx carries under key, if any.
+func carrying(ctx context.Context, key any) *Hold {
+	h, _ := ctx.Value(key).(*Hold)
+	return h
+}
+
+// holds reports whether ctx carries a live hold under key.
+func holds(ctx context.Context, key any) bool {
+	h := carrying(ctx, key)
+	return h != nil && h.Err() == nil
+}
+
+// A taker takes an engine hold: seqnode.TryAcquire, or wait.
+type taker func(context.Context, znode.Session, seqnode.Spec) (*seqnode.Hold, bool, error)
+
+// wait is seqnode.Acquire as a taker.
+func wait(ctx context.Context, sess znode.Session, spec seqnode.Spec) (*seqnode.Hold, bool, error) {
+	h, err := seqnode.Acquire(ctx, sess, spec)
+	return h, err == nil, err
+}
+
+// reenter returns the hold ctx carries under key, counting one more acquire,
+// and reports whether it carries one. A ctx that has ended neither re-enters
+// nor queues: the work it would guard has been abandoned.
+func reenter(ctx context.Context, key any, path string) (*Hold, bool, error) {
+	if err := context.Cause(ctx); err != nil {
+		return nil, true, fmt.Errorf("lock %s: %w", path, err)
+	}
+	h := carrying(ctx, key)
+	if h == nil {
+		return nil, false, nil
+	}
+	if err := h.enter(); err != nil {
+		return nil, true, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return h, true, nil
+}
+
+// acquire re-enters the hold ctx carries for key, or takes a new node with
+// take. It returns false if take found the lock busy.
+func acquire(ctx context.Context, sess *recipes.Session, key holdKey, spec seqnode.Spec, take taker) (*Hold, bool, error) {
+	if h, found, err := reenter(ctx, key, key.path); found {
+		return h, err == nil, err
+	}
+	node, ok, err := take(ctx, sess, spec)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", key.path, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return newHold(ctx, key, key.path, sess, node), true, nil
+}
