@@ -31,19 +31,15 @@ var (
 type Hold struct {
 	sess    znode.Session
 	path    string
-	done    chan struct{} // closed when the hold ends
-	revoked chan struct{} // closed at the first revocation request
-	arm     chan struct{} // asks the watcher to watch our node's data
+	ended   *signal[error]    // the hold ended, with why
+	revoked *signal[struct{}] // the first revocation request came
+	arm     chan struct{}     // asks the watcher to watch our node's data
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // joins the watcher
 
-	mu            sync.Mutex // guards the fields below
-	err           error
-	token         int64 // 0 until known
-	revokedClosed bool
-	armed         bool // arm has been signalled
-	onEnd         []func(error)
-	onRevoke      []func()
+	mu    sync.Mutex // guards the fields below
+	token int64      // 0 until known
+	armed bool       // arm has been signalled
 }
 
 // newHold starts watching: events come from our node's data watch when
@@ -54,8 +50,8 @@ func newHold(sess znode.Session, path string, token int64, events <-chan zk.Even
 		sess:    sess,
 		path:    path,
 		token:   token,
-		done:    make(chan struct{}),
-		revoked: make(chan struct{}),
+		ended:   newSignal[error](),
+		revoked: newSignal[struct{}](),
 		arm:     make(chan struct{}, 1),
 		stop:    stop,
 		armed:   dataWatch,
@@ -119,13 +115,12 @@ func (h *Hold) setToken(t int64) {
 }
 
 // Done is closed when the hold ends: lost, or released.
-func (h *Hold) Done() <-chan struct{} { return h.done }
+func (h *Hold) Done() <-chan struct{} { return h.ended.ch }
 
 // Err is nil while the hold lasts; then it wraps ErrLost or is ErrReleased.
 func (h *Hold) Err() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
+	err, _ := h.ended.value()
+	return err
 }
 
 // Revoked returns a channel closed when someone asks the holder to let go by
@@ -136,7 +131,7 @@ func (h *Hold) Revoked() <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.armLocked()
-	return h.revoked
+	return h.revoked.ch
 }
 
 // OnRevoke arranges for f to be called once at the first revocation request,
@@ -145,14 +140,8 @@ func (h *Hold) Revoked() <-chan struct{} {
 func (h *Hold) OnRevoke(f func()) {
 	h.mu.Lock()
 	h.armLocked()
-	closed := h.revokedClosed
-	if !closed {
-		h.onRevoke = append(h.onRevoke, f)
-	}
 	h.mu.Unlock()
-	if closed {
-		f()
-	}
+	h.revoked.then(func(struct{}) { f() })
 }
 
 func (h *Hold) armLocked() {
@@ -171,52 +160,18 @@ func (h *Hold) Guard() *zk.CheckVersionRequest {
 // OnEnd arranges for f to be called once with the hold's error when it ends,
 // at once if it has ended already. f runs on the goroutine that ends the hold
 // and must not block.
-func (h *Hold) OnEnd(f func(error)) {
-	h.mu.Lock()
-	err := h.err
-	if err == nil {
-		h.onEnd = append(h.onEnd, f)
-	}
-	h.mu.Unlock()
-	if err != nil {
-		f(err)
-	}
-}
+func (h *Hold) OnEnd(f func(error)) { h.ended.then(f) }
 
 // end records why the hold ended, once, and returns the error it ended with
 // earlier, if it had.
 func (h *Hold) end(err error) error {
-	h.mu.Lock()
-	if h.err != nil {
-		defer h.mu.Unlock()
-		return h.err
-	}
-	h.err = err
-	close(h.done)
-	callbacks := h.onEnd
-	h.onEnd = nil
-	h.mu.Unlock()
-	for _, f := range callbacks {
-		f(err)
+	if earlier, ok := h.ended.fire(err); !ok {
+		return earlier
 	}
 	return nil
 }
 
-func (h *Hold) revoke() {
-	h.mu.Lock()
-	if h.revokedClosed {
-		h.mu.Unlock()
-		return
-	}
-	h.revokedClosed = true
-	close(h.revoked)
-	callbacks := h.onRevoke
-	h.onRevoke = nil
-	h.mu.Unlock()
-	for _, f := range callbacks {
-		f()
-	}
-}
+func (h *Hold) revoke() { h.revoked.fire(struct{}{}) }
 
 func (h *Hold) lost(cause error) {
 	h.end(fmt.Errorf("%w: %w", ErrLost, cause))
