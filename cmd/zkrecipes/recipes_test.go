@@ -261,7 +261,11 @@ func TestOtherRecipeOnAHeldPathExits64(t *testing.T) {
 		code, _, stderr := zkrecipes(t, args...)
 		assert.Equal(t, 64, code, "%q: %s", args, stderr)
 		assert.Contains(t, stderr, "path used by another recipe", "%q", args)
-		assert.Contains(t, stderr, "mutex's node", "%q", args)
+		if args[0] != "barrier" {
+			assert.Contains(t, stderr, "mutex's node", "%q", args)
+		}
+		// The barrier may name the refused semaphore mutex's empty
+		// container instead: both are there until ZooKeeper reaps it.
 	}
 	assert.Equal(t, before, slices.DeleteFunc(lockNodes(t, admin, path), func(n string) bool { return n == "locks" }),
 		"a refused recipe left a node (an empty container apart)")
