@@ -183,8 +183,8 @@ func ExampleRWMutex() {
 	// Readers share the lock.
 	r1, _ := rw.RLock(ctx)
 	r2, _ := rw.RLock(ctx)
-	readers, writers, _ := rw.Participants(ctx)
-	fmt.Println("readers:", len(readers), "writers:", len(writers))
+	ps, _ := rw.Participants(ctx)
+	fmt.Println("participants:", len(ps), ps[0].Kind, ps[0].Holds, ps[1].Kind, ps[1].Holds)
 	_ = r1.Release(ctx)
 	_ = r2.Release(ctx)
 
@@ -200,7 +200,7 @@ func ExampleRWMutex() {
 	fmt.Println(errors.Is(err, locks.ErrUpgrade))
 	_ = r.Release(ctx)
 	// Output:
-	// readers: 2 writers: 0
+	// participants: 2 read true read true
 	// still reading: true
 	// true
 }

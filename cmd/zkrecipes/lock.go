@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -269,25 +267,4 @@ func lockFailure(ctx context.Context, ops lockOps, err error) error {
 		return usagef("%v", err)
 	}
 	return err
-}
-
-// dataLabel shows node data as text when it is short and printable.
-func dataLabel(data []byte) string {
-	switch {
-	case len(data) == 0:
-		return "(no data)"
-	case bytes.Equal(data, seqnode.RevokeData):
-		// Curator's protocol writes the request over the holder's
-		// data: who it was is gone.
-		return "<unknown> (revocation requested)"
-	}
-	if len(data) > 80 {
-		return fmt.Sprintf("(%d bytes)", len(data))
-	}
-	for _, b := range data {
-		if b < 0x20 || b > 0x7e {
-			return fmt.Sprintf("%q", data)
-		}
-	}
-	return string(data)
 }

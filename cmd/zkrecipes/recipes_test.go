@@ -190,8 +190,13 @@ func TestInspectKnowsEveryLayout(t *testing.T) {
 		assert.Equal(t, "holder-"+c.typ, got.Holders[0].Data)
 	}
 	code, stdout, _ := zkrecipes(t, "inspect", root+"/nothing-here")
-	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "free")
+	assert.Equal(t, 1, code, "a missing path")
+	assert.Equal(t, root+"/nothing-here: does not exist\n", stdout)
+	code, stdout, _ = zkrecipes(t, "inspect", "--json", root+"/nothing-here")
+	assert.Equal(t, 1, code, "a missing path")
+	var missing struct{ Type string }
+	require.NoError(t, json.Unmarshal([]byte(stdout), &missing), stdout)
+	assert.Equal(t, "missing", missing.Type)
 }
 
 // waitHeld waits until inspect reports a holder at path.
