@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -19,7 +18,18 @@ import (
 	"github.com/zkrecipes/recipes/locks"
 )
 
-// inspectUsage is inspect's usage, as --help and a usage error show it.
+var inspectCmd = command{
+	name: "inspect",
+	summary: `  inspect PATH [--json]
+        show what is at PATH: each recipe's holders and waiters in queue
+        order (and whom each waits for), a barrier, a double barrier's
+        members; exit 1 if PATH does not exist
+`,
+	usage: inspectUsage,
+	run:   inspectCommand,
+}
+
+// inspectUsage is inspect's usage, as --help shows it.
 const inspectUsage = `usage: zkrecipes inspect PATH [--json]
 
 Show what is at PATH: each recipe that uses it (mutex, rwlock, semaphore,
@@ -66,14 +76,10 @@ type inspection struct {
 	Waiters   []inspected  `json:"waiters"`
 }
 
-func inspectCommand(g globals, args []string, stdout io.Writer) error {
+func inspectCommand(g globals, _ string, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("inspect", &g)
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, inspectUsage)
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -247,10 +247,10 @@ func TestInspectShowsAMixedPath(t *testing.T) {
 	assert.Len(t, in.Holders, 2, stdout)
 }
 
-// TestOtherRecipeOnAHeldPathExits64: while `lock` holds a path, `wlock` and
+// TestOtherRecipeOnAHeldPathExits65: while `lock` holds a path, `wlock` and
 // `semaphore-mutex` on it are refused (they would not exclude the holder)
 // and leave nothing behind; so is `barrier set`.
-func TestOtherRecipeOnAHeldPathExits64(t *testing.T) {
+func TestOtherRecipeOnAHeldPathExits65(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	path := zktest.Root(t, admin) + "/p"
 	holder := command(t, "lock", path, "--", "sleep", "30")
@@ -264,7 +264,7 @@ func TestOtherRecipeOnAHeldPathExits64(t *testing.T) {
 		{"barrier", "set", path},
 	} {
 		code, _, stderr := zkrecipes(t, args...)
-		assert.Equal(t, 64, code, "%q: %s", args, stderr)
+		assert.Equal(t, 65, code, "%q: %s", args, stderr)
 		assert.Contains(t, stderr, "path used by another recipe", "%q", args)
 		assert.Contains(t, stderr, "mutex's node", "%q", args)
 	}
