@@ -289,3 +289,34 @@ func ExampleMultiLock() {
 	// /examples/ledger token > 0: true
 	// <nil>
 }
+
+func ExampleInspect() {
+	ctx := context.Background()
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	rw, err := locks.NewRWMutex(sess, "/examples/inspect")
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := rw.RLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// What a tool that knows nothing of the path sees there.
+	uses, err := locks.Inspect(ctx, sess, "/examples/inspect")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, u := range uses {
+		for _, p := range u.Participants {
+			fmt.Println(u.Recipe, p.Kind, "holds:", p.Holds, "ours:", p.Path == r.Node())
+		}
+	}
+	_ = r.Release(ctx)
+	// Output:
+	// rwlock read holds: true ours: true
+}

@@ -107,29 +107,35 @@ func mutexParticipants(ctx context.Context, sess *recipes.Session, path string) 
 	return participants(ctx, sess, path, firstHolds, mutexLockName)
 }
 
-// rwParticipants applies the reader's rule to read nodes and the writer's
-// to write nodes, as RLock and Lock do.
-func rwParticipants(ctx context.Context, sess *recipes.Session, path string) ([]Participant, error) {
-	rule := func(n seqnode.Node) seqnode.Predicate {
-		if n.Prefix == readLockName {
-			return readHolds("")
-		}
-		return seqnode.FirstN(1)
+// rwRule applies the reader's predicate to read nodes and the writer's to
+// write nodes, as RLock and Lock do.
+func rwRule(n seqnode.Node) seqnode.Predicate {
+	if n.Prefix == readLockName {
+		return readHolds("")
 	}
-	return participants(ctx, sess, path, rule, readLockName, writeLockName)
+	return seqnode.FirstN(1)
+}
+
+func rwParticipants(ctx context.Context, sess *recipes.Session, path string) ([]Participant, error) {
+	return participants(ctx, sess, path, rwRule, readLockName, writeLockName)
+}
+
+// leaseRule is the lease predicate for max leases; with max 0 (not
+// recorded) every lease holds.
+func leaseRule(max int) seqnode.Rule {
+	return func(seqnode.Node) seqnode.Predicate {
+		if max < 1 {
+			return func([]seqnode.Node, int) (bool, int) { return true, -1 }
+		}
+		return seqnode.AtMost(max)
+	}
 }
 
 // semaphoreParticipants lists the leases (the first max hold; every one if
 // max is 0) and then the acquirers queued at the gate behind the one that
 // waits for a lease, whose lease node is already listed.
 func semaphoreParticipants(ctx context.Context, sess *recipes.Session, path string, max int) ([]Participant, error) {
-	leaseRule := func(seqnode.Node) seqnode.Predicate {
-		if max < 1 {
-			return func([]seqnode.Node, int) (bool, int) { return true, -1 }
-		}
-		return seqnode.AtMost(max)
-	}
-	leases, err := participants(ctx, sess, zpath.Join(path, semaphoreLeases), leaseRule, leaseLockName)
+	leases, err := participants(ctx, sess, zpath.Join(path, semaphoreLeases), leaseRule(max), leaseLockName)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,20 @@ type Participant struct {
 // whether it holds.
 type Rule func(n Node) Predicate
 
+// Decide asks rule whether the i-th node of a listing in lock order holds,
+// and if not, the index of the node it waits for (-1 if it holds, or if it
+// watches the directory), as that node itself would: with the nodes queued
+// up to and including it. Predicates are monotone, so what the nodes behind
+// it do never changes the answer.
+func Decide(nodes []Node, i int, rule Rule) (holds bool, waits int) {
+	n := nodes[i]
+	holds, watch := rule(n)(nodes[:i+1], i)
+	if holds || watch < 0 || watch >= i {
+		return holds, -1
+	}
+	return false, watch
+}
+
 // maxParallelReads bounds the reads Participants keeps in flight.
 const maxParallelReads = 32
 
@@ -61,10 +75,9 @@ func Participants(ctx context.Context, sess znode.Session, dir string, rule Rule
 	for i, n := range nodes {
 		out[i] = Participant{Path: zpath.Join(dir, n.Name), Prefix: n.Prefix}
 		if rule != nil {
-			holds, watch := rule(n)(nodes[:i+1], i)
-			out[i].Holds = holds
-			if !holds && watch >= 0 && watch < i {
-				out[i].Waits = zpath.Join(dir, nodes[watch].Name)
+			var waits int
+			if out[i].Holds, waits = Decide(nodes, i, rule); waits >= 0 {
+				out[i].Waits = zpath.Join(dir, nodes[waits].Name)
 			}
 		}
 		g.Go(func() error {
