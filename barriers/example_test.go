@@ -2,9 +2,12 @@ package barriers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"sync"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
@@ -65,4 +68,33 @@ func ExampleDoubleBarrier() {
 	fmt.Println("all done together")
 	// Output:
 	// all done together
+}
+
+func ExampleInspect() {
+	ctx := context.Background()
+	sess, err := recipes.Connect(ctx, zkServers())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	b, err := barriers.NewBarrier(sess, "/examples/inspected-gate", barriers.WithData([]byte("release-manager")))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := b.Set(ctx); err != nil {
+		log.Fatal(err)
+	}
+	uses, err := barriers.Inspect(ctx, sess, "/examples/inspected-gate")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(uses[0].Recipe, "set by", string(uses[0].Data))
+	if err := b.Remove(ctx); err != nil {
+		log.Fatal(err)
+	}
+	_, err = barriers.Inspect(ctx, sess, "/examples/inspected-gate")
+	fmt.Println("after Remove:", errors.Is(err, zk.ErrNoNode))
+	// Output:
+	// barrier set by release-manager
+	// after Remove: true
 }

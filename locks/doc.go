@@ -128,6 +128,13 @@
 // an acquire that finds another kind's nodes under P refuses with
 // ErrOtherRecipe and leaves nothing behind (see ErrOtherRecipe).
 //
+// Each recipe's Participants lists its nodes in queue order, with each one's
+// Kind, whether it Holds and the node it Waits for, decided by the same
+// predicate its acquirers apply. Inspect tells from the names under any path
+// which lock recipes use it, and lists each one's participants: a tool
+// needs nothing else to show who holds what (barriers.Inspect does the same
+// for the barriers).
+//
 // # Curator compatibility
 //
 // The layouts, names, ordering, container parents and revocation protocol are

@@ -183,8 +183,8 @@ func ExampleRWMutex() {
 	// Readers share the lock.
 	r1, _ := rw.RLock(ctx)
 	r2, _ := rw.RLock(ctx)
-	readers, writers, _ := rw.Participants(ctx)
-	fmt.Println("readers:", len(readers), "writers:", len(writers))
+	ps, _ := rw.Participants(ctx)
+	fmt.Println("participants:", len(ps), ps[0].Kind, ps[0].Holds, ps[1].Kind, ps[1].Holds)
 	_ = r1.Release(ctx)
 	_ = r2.Release(ctx)
 
@@ -200,7 +200,7 @@ func ExampleRWMutex() {
 	fmt.Println(errors.Is(err, locks.ErrUpgrade))
 	_ = r.Release(ctx)
 	// Output:
-	// readers: 2 writers: 0
+	// participants: 2 read true read true
 	// still reading: true
 	// true
 }
@@ -288,4 +288,35 @@ func ExampleMultiLock() {
 	// /examples/accounts/42 token > 0: true
 	// /examples/ledger token > 0: true
 	// <nil>
+}
+
+func ExampleInspect() {
+	ctx := context.Background()
+	sess, err := recipes.Connect(ctx, strings.Split(os.Getenv("ZK_SERVERS"), ","))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	rw, err := locks.NewRWMutex(sess, "/examples/inspect")
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := rw.RLock(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// What a tool that knows nothing of the path sees there.
+	uses, err := locks.Inspect(ctx, sess, "/examples/inspect")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, u := range uses {
+		for _, p := range u.Participants {
+			fmt.Println(u.Recipe, p.Kind, "holds:", p.Holds, "ours:", p.Path == r.Node())
+		}
+	}
+	_ = r.Release(ctx)
+	// Output:
+	// rwlock read holds: true ours: true
 }

@@ -79,9 +79,8 @@ func (m *Mutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 }
 
 // Participants lists the holder and then the waiters in the order they will
-// be served, with each node's data. It works whether or not this process
-// takes part.
+// be served, with each node's data; each waiter waits for the node ahead of
+// it. It works whether or not this process takes part.
 func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
-	ps, _, err := participants(ctx, m.sess, m.spec.Dir, mutexLockName)
-	return ps, err
+	return mutexParticipants(ctx, m.sess, m.spec.Dir)
 }

@@ -1,34 +1,153 @@
 package locks
 
 import (
+	"bytes"
 	"context"
-	"time"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// Participant is one node of a lock (a holder or a waiter), as read at one
-// moment.
-type Participant struct {
-	Path    string    // the node's full path; Revoke takes it
-	Data    []byte    // the node's data: by default "host:pid" of its owner
-	Created time.Time // when ZooKeeper created it
-	Token   int64     // the zxid that created it: its fencing token once it holds
-	Session int64     // the ZooKeeper session that owns it
+// Participant is one node of a lock: a holder or a waiter, with its kind,
+// whether it holds and the node it waits for. See [recipes.Participant].
+type Participant = recipes.Participant
+
+// A Usage is one lock recipe that [Inspect] found at a path.
+type Usage struct {
+	Recipe       string        // "mutex", "rwlock" or "semaphore" (a SemaphoreMutex is a semaphore of 1 lease)
+	MaxLeases    int           // a semaphore's recorded number of leases; 0 if none is recorded (Curator records none)
+	Participants []Participant // holders and waiters, in queue order
 }
 
-// participants reads dir's nodes in queue order, with the lock name of each.
-func participants(ctx context.Context, sess *recipes.Session, dir string, lockNames ...string) ([]Participant, []string, error) {
-	ps, err := seqnode.Participants(ctx, sess, dir, lockNames...)
+// Inspect reports which lock recipes use path, by the names of the nodes
+// under it, each with its participants in queue order: who holds, by the
+// recipe's own rule, and who waits for which node. It works whether or not
+// this process takes part. A path no lock uses (a barrier, an empty
+// directory) has none; a path that two recipes use at once (which do not
+// exclude each other) has both, in the order mutex, rwlock, semaphore. A
+// semaphore whose number of leases is not recorded counts every lease as
+// held. A path that does not exist is an error wrapping zk.ErrNoNode.
+func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, error) {
+	if _, err := validate(sess, path, nil); err != nil {
+		return nil, err
+	}
+	names, data, err := layout.Read(ctx, sess, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("inspect %s: %w", path, err)
+	}
+	var out []Usage
+	for _, k := range layout.Present(names) {
+		u := Usage{Recipe: string(k)}
+		switch k {
+		case layout.Mutex:
+			u.Participants, err = mutexParticipants(ctx, sess, path)
+		case layout.RWLock:
+			u.Participants, err = rwParticipants(ctx, sess, path)
+		case layout.Semaphore:
+			u.MaxLeases = recordedMax(data)
+			u.Participants, err = semaphoreParticipants(ctx, sess, path, u.MaxLeases)
+		default:
+			continue // not a lock
+		}
+		if err != nil {
+			return nil, fmt.Errorf("inspect %s: %w", path, err)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// recordedMax returns the maximum a Semaphore recorded in its path's data,
+// or 0.
+func recordedMax(data []byte) int {
+	n, ok := strings.CutPrefix(string(data), maxLeasesPrefix)
+	if !ok {
+		return 0
+	}
+	max, err := strconv.Atoi(n)
+	if err != nil || max < 1 {
+		return 0
+	}
+	return max
+}
+
+// kinds maps the lock names to the kinds of participant.
+var kinds = map[string]recipes.Kind{
+	mutexLockName: recipes.KindMutex,
+	readLockName:  recipes.KindRead,
+	writeLockName: recipes.KindWrite,
+	leaseLockName: recipes.KindLease,
+}
+
+// participants reads dir's lock nodes in queue order, deciding who holds by
+// rule.
+func participants(ctx context.Context, sess *recipes.Session, dir string, rule seqnode.Rule, lockNames ...string) ([]Participant, error) {
+	ps, err := seqnode.Participants(ctx, sess, dir, rule, lockNames...)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Participant, len(ps))
-	kinds := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = Participant{Path: p.Path, Data: p.Data, Created: p.Created, Token: p.Token, Session: p.Session}
-		kinds[i] = p.Kind
+		out[i] = Participant{
+			Path: p.Path, Kind: kinds[p.Prefix], Data: p.Data, Created: p.Created, Token: p.Token, Session: p.Session,
+			Holds: p.Holds, Waits: p.Waits, Revoked: bytes.Equal(p.Data, seqnode.RevokeData),
+		}
 	}
-	return out, kinds, nil
+	return out, nil
+}
+
+func firstHolds(seqnode.Node) seqnode.Predicate { return seqnode.FirstN(1) }
+
+func mutexParticipants(ctx context.Context, sess *recipes.Session, path string) ([]Participant, error) {
+	return participants(ctx, sess, path, firstHolds, mutexLockName)
+}
+
+// rwRule applies the reader's predicate to read nodes and the writer's to
+// write nodes, as RLock and Lock do.
+func rwRule(n seqnode.Node) seqnode.Predicate {
+	if n.Prefix == readLockName {
+		return readHolds("")
+	}
+	return seqnode.FirstN(1)
+}
+
+func rwParticipants(ctx context.Context, sess *recipes.Session, path string) ([]Participant, error) {
+	return participants(ctx, sess, path, rwRule, readLockName, writeLockName)
+}
+
+// leaseRule is the lease predicate for max leases; with max 0 (not
+// recorded) every lease holds.
+func leaseRule(max int) seqnode.Rule {
+	return func(seqnode.Node) seqnode.Predicate {
+		if max < 1 {
+			return func([]seqnode.Node, int) (bool, int) { return true, -1 }
+		}
+		return seqnode.AtMost(max)
+	}
+}
+
+// semaphoreParticipants lists the leases (the first max hold; every one if
+// max is 0) and then the acquirers queued at the gate behind the one that
+// waits for a lease, whose lease node is already listed.
+func semaphoreParticipants(ctx context.Context, sess *recipes.Session, path string, max int) ([]Participant, error) {
+	leases, err := participants(ctx, sess, zpath.Join(path, semaphoreLeases), leaseRule(max), leaseLockName)
+	if err != nil {
+		return nil, err
+	}
+	gate, err := participants(ctx, sess, zpath.Join(path, semaphoreGate), firstHolds, mutexLockName)
+	if err != nil {
+		return nil, err
+	}
+	if len(gate) > 1 {
+		for _, p := range gate[1:] {
+			p.Kind = recipes.KindLease
+			leases = append(leases, p)
+		}
+	}
+	return leases, nil
 }

@@ -148,20 +148,11 @@ type readLocker struct{ rw *RWMutex }
 func (r readLocker) Lock(ctx context.Context) (*Hold, error) { return r.rw.RLock(ctx) }
 func (r readLocker) Path() string                            { return r.rw.path }
 
-// Participants lists the readers and the writers, holders and waiters, each
-// in queue order.
-func (rw *RWMutex) Participants(ctx context.Context) (readers, writers []Participant, err error) {
-	all, kinds, err := participants(ctx, rw.sess, rw.path, readLockName, writeLockName)
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, p := range all {
-		switch kinds[i] {
-		case readLockName:
-			readers = append(readers, p)
-		case writeLockName:
-			writers = append(writers, p)
-		}
-	}
-	return readers, writers, nil
+// Participants lists the readers and the writers (Kind KindRead or
+// KindWrite), holders and waiters, in one queue order. The holders are the
+// first writer, or every reader ahead of the first writer; a waiting writer
+// waits for the node ahead of it, a waiting reader for the nearest writer
+// ahead of it.
+func (rw *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
+	return rwParticipants(ctx, rw.sess, rw.path)
 }

@@ -240,9 +240,10 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 	return nil
 }
 
-// Participants lists the lease holders (and the one acquirer waiting at the
-// gate, if any) in the order they were created.
+// Participants lists the leases in the order they were created (the first
+// MaxLeases hold; a newer one is the acquirer waiting for a lease), then the
+// acquirers queued at the gate behind it, each waiting for the gate node
+// ahead of it. All have Kind KindLease.
 func (s *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
-	ps, _, err := participants(ctx, s.sess, s.leases.Dir, leaseLockName)
-	return ps, err
+	return semaphoreParticipants(ctx, s.sess, s.path, s.max)
 }

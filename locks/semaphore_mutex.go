@@ -58,7 +58,8 @@ func (m *SemaphoreMutex) lock(ctx context.Context, take taker) (*Hold, bool, err
 	return newHold(ctx, m.key, m.sem.path, m.sem.sess, nodes[0]), true, nil
 }
 
-// Participants lists the holder and the one acquirer waiting at the gate.
+// Participants lists the holder, then the acquirers waiting, as
+// [Semaphore.Participants] does.
 func (m *SemaphoreMutex) Participants(ctx context.Context) ([]Participant, error) {
 	return m.sem.Participants(ctx)
 }

@@ -38,8 +38,9 @@ func TestWithDataIsCopied(t *testing.T) {
 
 	held, err := rw.Lock(bg())
 	require.NoError(t, err)
-	_, writers, err := rw.Participants(bg())
+	ps, err := rw.Participants(bg())
 	require.NoError(t, err)
+	_, writers := byKind(ps)
 	require.Len(t, writers, 1)
 	assert.Equal(t, []byte{1, 2, 3, 4}, writers[0].Data, "the lock node")
 	require.NoError(t, held.Release(bg()))

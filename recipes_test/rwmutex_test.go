@@ -120,15 +120,16 @@ func TestRWMutexDowngrade(t *testing.T) {
 	require.Len(t, children(t, admin, path), 3)
 	require.NoError(t, w.Release(bg()))
 	assert.NoError(t, r.Err(), "releasing the write lock ended the downgraded read lock's context")
-	readers, writers, err := rw.Participants(bg())
+	ps, err := rw.Participants(bg())
 	require.NoError(t, err)
+	readers, writers := byKind(ps)
 	require.Len(t, readers, 1)
 	require.Len(t, writers, 1)
 	seq := func(p string) string { return p[len(p)-10:] }
 	assert.Less(t, seq(readers[0].Path), seq(writers[0].Path), "the downgraded read node must sort ahead of the queued writer")
 	// The read node sorts ahead of the queued writer, which therefore still
 	// waits; ask the writer's own session, which has seen the release.
-	_, _, err = writer.Participants(bg())
+	_, err = writer.Participants(bg())
 	require.NoError(t, err)
 	assert.False(t, writerIn.Load(), "a writer got in while the downgraded read lock was held")
 
@@ -155,8 +156,9 @@ func TestRWMutexDowngradedHoldIsFull(t *testing.T) {
 
 	require.NoError(t, r.Err())
 	require.NoError(t, r.Context().Err(), "the write Release cancelled the read hold's context")
-	readers, writers, err := rw.Participants(bg())
+	ps, err := rw.Participants(bg())
 	require.NoError(t, err)
+	readers, writers := byKind(ps)
 	require.Len(t, readers, 1)
 	require.Empty(t, writers)
 	assert.Equal(t, readers[0].Path, r.Node())
@@ -214,6 +216,51 @@ func TestRWMutexUpgradeRefused(t *testing.T) {
 	require.NoError(t, w.Release(bg()))
 }
 
+// byKind splits an RWMutex's participants into readers and writers, each in
+// queue order.
+func byKind(ps []locks.Participant) (readers, writers []locks.Participant) {
+	for _, p := range ps {
+		if p.Kind == recipes.KindRead {
+			readers = append(readers, p)
+		} else {
+			writers = append(writers, p)
+		}
+	}
+	return readers, writers
+}
+
+// TestRWMutexParticipantsQueueOrder: a reader, a writer and a reader queued
+// behind it are listed in queue order with the RWMutex's own rule: the
+// first reader holds, the writer waits for it, and the second reader waits
+// for the writer (the nearest writer ahead), not for the node just ahead.
+func TestRWMutexParticipantsQueueOrder(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	rw := newRWMutex(t, connect(t), path)
+	r1, err := rw.RLock(bg())
+	require.NoError(t, err)
+	w := lockAndUnlock(rw, nil)
+	waitQueued(t, admin, path, 2)
+	r2 := lockAndUnlock(newRWMutex(t, connect(t), path).RLocker(), nil)
+	waitQueued(t, admin, path, 3)
+
+	ps, err := newRWMutex(t, connect(t), path).Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 3)
+	assert.Equal(t, []recipes.Kind{recipes.KindRead, recipes.KindWrite, recipes.KindRead},
+		[]recipes.Kind{ps[0].Kind, ps[1].Kind, ps[2].Kind})
+	assert.Equal(t, []bool{true, false, false}, []bool{ps[0].Holds, ps[1].Holds, ps[2].Holds})
+	assert.Equal(t, r1.Node(), ps[0].Path)
+	assert.Empty(t, ps[0].Waits)
+	assert.Equal(t, ps[0].Path, ps[1].Waits, "the writer waits for the reader ahead")
+	assert.Equal(t, ps[1].Path, ps[2].Waits, "the reader waits for the writer ahead")
+
+	require.NoError(t, r1.Release(bg()))
+	require.NoError(t, <-w)
+	require.NoError(t, <-r2)
+}
+
 // TestRWMutexParticipants: 20 readers hold, 8 writers wait.
 func TestRWMutexParticipants(t *testing.T) {
 	t.Parallel()
@@ -232,10 +279,14 @@ func TestRWMutexParticipants(t *testing.T) {
 		writers = append(writers, lockAndUnlock(rw, nil))
 	}
 	waitQueued(t, admin, path, 28)
-	rs, ws, err := newRWMutex(t, connect(t), path).Participants(bg())
+	ps, err := newRWMutex(t, connect(t), path).Participants(bg())
 	require.NoError(t, err)
+	rs, ws := byKind(ps)
 	assert.Len(t, rs, 20)
 	assert.Len(t, ws, 8)
+	for i, p := range ps {
+		assert.Equal(t, i < 20, p.Holds, "participant %d", i)
+	}
 	for _, r := range readers {
 		require.NoError(t, r.Release(bg()))
 	}

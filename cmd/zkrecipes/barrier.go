@@ -1,8 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os/signal"
@@ -10,11 +11,53 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
-	"github.com/zkrecipes/recipes/locks"
 )
 
+// barrierCommands are barrier and double-barrier.
+func barrierCommands() []command {
+	return []command{
+		{
+			name: "double-barrier",
+			summary: `  double-barrier PATH --members N -- CMD
+        enter the double barrier at PATH (waiting for N members), run CMD,
+        then leave it together with the others
+`,
+			usage: `usage: zkrecipes double-barrier PATH --members N [flags] -- CMD [ARG...]
+
+Enter the double barrier at PATH (Curator's DistributedDoubleBarrier): wait
+until N members have entered, run CMD (with ZKRECIPES_BARRIER_PATH in its
+environment), then wait until every member has left. It cannot try once:
+-n and --timeout 0 are usage errors.
+
+  --members N   the member count that opens the barrier (required)
+` + waitFlagsUsage + `                (--timeout bounds entering and leaving each)
+` + exitUsageText,
+			run: doubleBarrierCommand,
+		},
+		{
+			name: "barrier",
+			summary: `  barrier set|remove|wait PATH
+        put up, take down, or wait for the removal of the barrier at PATH
+`,
+			usage: `usage: zkrecipes barrier set|remove|wait PATH [flags]
+
+Put up (set), take down (remove), or wait for the removal of (wait) the
+barrier at PATH (Curator's DistributedBarrier). wait with -n (or --timeout
+0) checks once: 0 if the barrier is down, 75 if it is up. set and remove
+wait for nobody: --timeout bounds connecting and the request.
+
+` + waitFlagsUsage + `                (--data: set only)
+` + exitUsageText,
+			run: barrierCommand,
+		},
+	}
+}
+
 // barrierCommand is `barrier set|remove|wait PATH`.
-func barrierCommand(g globals, args []string, stderr io.Writer) error {
+func barrierCommand(g globals, _ string, args []string, _, stderr io.Writer) error {
+	if isHelp(args) {
+		return flag.ErrHelp
+	}
 	if len(args) == 0 {
 		return usagef("barrier: want set, remove or wait")
 	}
@@ -23,8 +66,7 @@ func barrierCommand(g globals, args []string, stderr io.Writer) error {
 		return usagef("barrier: unknown action %q (want set, remove or wait)", action)
 	}
 	fs := newFlagSet("barrier "+action, &g)
-	timeout := fs.Duration("timeout", 0, "")
-	data := fs.String("data", "", "")
+	wf := addWaitFlags(fs)
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return err
@@ -32,28 +74,37 @@ func barrierCommand(g globals, args []string, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("barrier %s: want exactly one PATH, got %d", action, len(pos))
 	}
-	if err := checkCommon(pos[0], *timeout, *data); err != nil {
+	once, err := wf.tryOnce("barrier " + action)
+	if err != nil {
+		return err
+	}
+	if err := checkCommon(pos[0], wf.data); err != nil {
 		return usagef("barrier %s: %v", action, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
 	defer stop()
-	g.connectTimeout = *timeout
+	g.connectTimeout = wf.timeout
 	sess, err := connect(ctx, g)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	b, err := barriers.NewBarrier(sess, pos[0], dataOption(*data)...)
+	b, err := barriers.NewBarrier(sess, pos[0], dataOption(wf.data)...)
 	if err != nil {
 		return usagef("barrier %s: %v", action, err)
 	}
-	ctx, cancel := withTimeout(ctx, *timeout)
+	ctx, cancel := withTimeout(ctx, wf.timeout)
 	defer cancel()
-	switch action {
-	case "set":
+	switch {
+	case action == "set":
 		err = b.Set(ctx)
-	case "remove":
+	case action == "remove":
 		err = b.Remove(ctx)
+	case once:
+		var up bool
+		if up, err = b.IsSet(ctx); err == nil && up {
+			return busy("barrier " + pos[0])
+		}
 	default:
 		fmt.Fprintf(stderr, "zkrecipes: waiting at barrier %s\n", pos[0])
 		err = b.Wait(ctx)
@@ -66,14 +117,13 @@ func barrierCommand(g globals, args []string, stderr io.Writer) error {
 
 // doubleBarrierCommand is `double-barrier PATH --members N -- CMD`: enter,
 // run CMD, leave.
-func doubleBarrierCommand(g globals, args []string, stderr io.Writer) error {
+func doubleBarrierCommand(g globals, _ string, args []string, _, stderr io.Writer) error {
 	own, command, err := splitCommand("double-barrier", args)
 	if err != nil {
 		return err
 	}
 	fs := newFlagSet("double-barrier", &g)
-	timeout := fs.Duration("timeout", 0, "")
-	data := fs.String("data", "", "")
+	wf := addWaitFlags(fs)
 	members := fs.Int("members", 0, "")
 	pos, err := parseInterspersed(fs, own)
 	if err != nil {
@@ -85,20 +135,23 @@ func doubleBarrierCommand(g globals, args []string, stderr io.Writer) error {
 	if *members < 1 {
 		return usagef("double-barrier: --members N (at least 1) is required")
 	}
-	if err := checkCommon(pos[0], *timeout, *data); err != nil {
+	if once, err := wf.tryOnce("double-barrier"); err != nil || once {
+		return cmp.Or(err, usagef("double-barrier: cannot try once (-n, --timeout 0); give --timeout D"))
+	}
+	if err := checkCommon(pos[0], wf.data); err != nil {
 		return usagef("double-barrier: %v", err)
 	}
-	g.connectTimeout = *timeout
+	g.connectTimeout = wf.timeout
 	ctx, w, err := startWaiting(g)
 	if err != nil {
 		return err
 	}
 	defer w.close()
-	b, err := barriers.NewDoubleBarrier(w.sess, pos[0], *members, dataOption(*data)...)
+	b, err := barriers.NewDoubleBarrier(w.sess, pos[0], *members, dataOption(wf.data)...)
 	if err != nil {
 		return usagef("double-barrier: %v", err)
 	}
-	if err := enterShowingProgress(ctx, b, *timeout, stderr); err != nil {
+	if err := enterShowingProgress(ctx, b, wf.timeout, stderr); err != nil {
 		return err
 	}
 	if w.stop() {
@@ -108,7 +161,7 @@ func doubleBarrierCommand(g globals, args []string, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "zkrecipes: entered %s\n", pos[0])
 	code, _ := runHolding(context.Background(), nil, command, []string{"ZKRECIPES_BARRIER_PATH=" + pos[0]}, w.sigs, stderr)
 
-	lctx, cancel := withTimeout(context.Background(), *timeout)
+	lctx, cancel := withTimeout(context.Background(), wf.timeout)
 	defer cancel()
 	if err := b.Leave(lctx); err != nil {
 		return waitFailure(lctx, "the others to leave "+pos[0], err)
@@ -148,70 +201,10 @@ func enterShowingProgress(ctx context.Context, b *barriers.DoubleBarrier, timeou
 	}
 }
 
-// revokeCommand is `revoke PATH [NODE]`: ask the holders of the lock at
-// PATH, or the one NODE, to let go. It exits 1 when there is nothing to
-// revoke: nobody holds, or a node is gone or is not a lock node.
-func revokeCommand(g globals, args []string, stdout io.Writer) error {
-	fs := newFlagSet("revoke", &g)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) < 1 || len(pos) > 2 {
-		return usagef("revoke: want PATH and at most one NODE")
-	}
-	if err := recipes.ValidatePath(pos[0]); err != nil {
-		return usagef("revoke: %v", err)
-	}
-	ctx, sess, done, err := quickSession(g)
-	if err != nil {
-		return err
-	}
-	defer done()
-	var nodes []string
-	if len(pos) == 2 {
-		nodes = []string{pos[1]}
-	} else {
-		in, err := describe(ctx, sess, pos[0])
-		if err != nil {
-			return err
-		}
-		for _, h := range in.Holders {
-			nodes = append(nodes, h.Node)
-		}
-		if len(nodes) == 0 {
-			return exitError{exitNothing, fmt.Errorf("nobody holds %s", pos[0])}
-		}
-	}
-	var refused []error
-	for _, n := range nodes {
-		full := n
-		if n != "" && n[0] != '/' {
-			full = pos[0] + "/" + n
-		}
-		err := locks.Revoke(ctx, sess, full)
-		switch {
-		case errors.Is(err, locks.ErrNotRevocable):
-			refused = append(refused, err)
-			continue
-		case err != nil:
-			return err
-		}
-		fmt.Fprintf(stdout, "asked %s to let go\n", full)
-	}
-	if len(refused) > 0 {
-		return exitError{exitNothing, errors.Join(refused...)}
-	}
-	return nil
-}
-
-// checkCommon checks the arguments every waiting command shares.
-func checkCommon(path string, timeout time.Duration, data string) error {
+// checkCommon checks the arguments every barrier command shares.
+func checkCommon(path string, data string) error {
 	if err := recipes.ValidatePath(path); err != nil {
 		return err
-	}
-	if timeout < 0 {
-		return errors.New("--timeout must not be negative")
 	}
 	if len(data) > barriers.MaxDataSize {
 		return fmt.Errorf("--data is %d bytes, more than %d", len(data), barriers.MaxDataSize)
@@ -224,28 +217,4 @@ func dataOption(data string) []barriers.Option {
 		return nil
 	}
 	return []barriers.Option{barriers.WithData([]byte(data))}
-}
-
-// withTimeout bounds ctx by timeout, if it is not 0, with errTimedOut as the
-// cause.
-func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if timeout <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeoutCause(ctx, timeout, errTimedOut)
-}
-
-// waitFailure maps a failed wait to an exit status: 75 on --timeout, 130 on
-// a signal, 64 for a path another recipe uses, 69 otherwise (ZooKeeper
-// failing, or the session lost).
-func waitFailure(ctx context.Context, what string, err error) error {
-	switch {
-	case errors.Is(err, barriers.ErrOtherRecipe):
-		return usagef("%v", err)
-	case errors.Is(context.Cause(ctx), errTimedOut):
-		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", what)}
-	case ctx.Err() != nil:
-		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", what)}
-	}
-	return exitError{exitUnavailable, err}
 }

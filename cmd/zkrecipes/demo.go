@@ -26,6 +26,33 @@ const (
 // double barrier.
 const demoJobCommand = "demo-job"
 
+// demoCommands are demo and the hidden command its workers run.
+func demoCommands() []command {
+	return []command{
+		{
+			name: "demo",
+			summary: `  demo [--workers N] [--transfers N]
+        a batch job's story: worker processes meet at a double barrier,
+        share a read/write lock, move money under multi-locks, and leave
+        together; needs a running ZooKeeper (from a checkout, 'make demo'
+        starts one and runs this)
+`,
+			usage: `usage: zkrecipes demo [--workers N] [--transfers N]
+
+A batch job's story, printed as one timeline: N worker processes (default
+3) meet at a double barrier, share a read/write lock, move money between
+two accounts under multi-locks N times each (--transfers, default 2), and
+leave together. It needs a running ZooKeeper (--servers); from a checkout,
+'make demo' starts one and runs this.
+`,
+			run: demoCommand,
+		},
+		{name: demoJobCommand, hidden: true, run: func(g globals, _ string, args []string, stdout, _ io.Writer) error {
+			return demoJob(g, args, stdout)
+		}},
+	}
+}
+
 // demoCommand tells a batch job's story: worker processes meet at a double
 // barrier, read a shared catalog under a read/write lock (one of them
 // updates it, alone), move money between two accounts under multi-locks taken
@@ -35,7 +62,7 @@ const demoJobCommand = "demo-job"
 // It connects to the servers it is given (or the default) and never starts
 // one: an installed tool must not install system packages. With no
 // ZooKeeper there, it says how to get one.
-func demoCommand(g globals, args []string, stdout, stderr io.Writer) error {
+func demoCommand(g globals, _ string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("demo", &g)
 	workers := fs.Int("workers", 3, "")
 	transfers := fs.Int("transfers", 2, "")

@@ -6,51 +6,77 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/layout"
-	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/barriers"
+	"github.com/zkrecipes/recipes/locks"
 )
+
+var inspectCmd = command{
+	name: "inspect",
+	summary: `  inspect PATH [--json]
+        show what is at PATH: each recipe's holders and waiters in queue
+        order (and whom each waits for), a barrier, a double barrier's
+        members; exit 1 if PATH does not exist
+`,
+	usage: inspectUsage,
+	run:   inspectCommand,
+}
+
+// inspectUsage is inspect's usage, as --help shows it.
+const inspectUsage = `usage: zkrecipes inspect PATH [--json]
+
+Show what is at PATH: each recipe that uses it (mutex, rwlock, semaphore,
+barrier, double-barrier), its holders and its waiters in queue order, who
+each waiter waits for, and how long each node has been there. A path that
+several recipes use at once is "mixed": they do not exclude each other.
+
+  --json   print the same as one JSON object: path, type (one of the recipes,
+           "mixed", "none" for a path no recipe uses, or "missing"), parts
+           (of a mixed path), holder, holders, waiters, members, open,
+           max_leases, data; each node has node, kind (mutex, read, write,
+           lease, member), data, holds, waits_for, age_seconds (to the
+           millisecond), fencing_token, session and revoke_requested
+
+Exit status: 0, or 1 if PATH does not exist (--json still prints the object,
+with type "missing"), 64 bad usage, 69 ZooKeeper unavailable.
+`
 
 // inspected is one node of a recipe as inspect prints it.
 type inspected struct {
-	Node    string  `json:"node"`
-	Kind    string  `json:"kind"` // lock, read, write, lease
-	Data    string  `json:"data"`
-	Age     float64 `json:"age_seconds"`
-	Token   int64   `json:"fencing_token"`
-	Session string  `json:"session"`
+	Node     string  `json:"node"`
+	Kind     string  `json:"kind"` // mutex, read, write, lease, member
+	Data     string  `json:"data"`
+	Holds    bool    `json:"holds"`
+	WaitsFor string  `json:"waits_for,omitempty"` // the node it waits for, if one
+	Age      float64 `json:"age_seconds"`
+	Token    int64   `json:"fencing_token"`
+	Session  string  `json:"session"`
+	Revoked  bool    `json:"revoke_requested,omitempty"`
+	age      time.Duration
 }
 
 // inspection is what inspect finds at a path.
 type inspection struct {
 	Path      string       `json:"path"`
-	Type      string       `json:"type"`              // mutex, rwlock, semaphore, barrier, double-barrier, mixed, or none
+	Type      string       `json:"type"`              // mutex, rwlock, semaphore, barrier, double-barrier, mixed, none or missing
 	Parts     []inspection `json:"parts,omitempty"`   // of a mixed path: each recipe found there
 	Members   []inspected  `json:"members,omitempty"` // of a double barrier
 	Open      bool         `json:"open,omitempty"`    // a double barrier's ready node exists
+	Data      string       `json:"data,omitempty"`    // a barrier's data
 	MaxLeases int          `json:"max_leases,omitempty"`
 	Holder    *inspected   `json:"holder"` // the first holder, or null
 	Holders   []inspected  `json:"holders"`
 	Waiters   []inspected  `json:"waiters"`
 }
 
-// The layouts inspect knows, by lock name.
-var kinds = map[string]string{
-	layout.MutexLockName: "lock",
-	layout.ReadLockName:  "read",
-	layout.WriteLockName: "write",
-	layout.LeaseLockName: "lease",
-}
-
-func inspectCommand(g globals, args []string, stdout io.Writer) error {
+func inspectCommand(g globals, _ string, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("inspect", &g)
 	asJSON := fs.Bool("json", false, "")
 	pos, err := parseInterspersed(fs, args)
@@ -75,14 +101,26 @@ func inspectCommand(g globals, args []string, stdout io.Writer) error {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(in)
+		if err := enc.Encode(in); err != nil {
+			return err
+		}
+	} else {
+		printInspection(stdout, in)
 	}
-	printInspection(stdout, in)
+	if in.Type == "missing" {
+		return exitError{code: exitNothing}
+	}
 	return nil
 }
 
 func printInspection(w io.Writer, in inspection) {
 	switch in.Type {
+	case "missing":
+		fmt.Fprintf(w, "%s: does not exist\n", in.Path)
+		return
+	case "none":
+		fmt.Fprintf(w, "%s: free (no recipe's nodes under it)\n", in.Path)
+		return
 	case "mixed":
 		kinds := make([]string, len(in.Parts))
 		for i, part := range in.Parts {
@@ -98,7 +136,7 @@ func printInspection(w io.Writer, in inspection) {
 		}
 		return
 	case "barrier":
-		fmt.Fprintf(w, "%s: barrier, up\n", in.Path)
+		fmt.Fprintf(w, "%s: barrier, up, set by %s\n", in.Path, dataLabel([]byte(in.Data), false))
 		return
 	case "double-barrier":
 		state := "closed"
@@ -107,69 +145,90 @@ func printInspection(w io.Writer, in inspection) {
 		}
 		fmt.Fprintf(w, "%s: double barrier, %s, %d members\n", in.Path, state, len(in.Members))
 		for _, m := range in.Members {
-			fmt.Fprintf(w, "  member  %s, for %.1fs  %s\n", dataLabel([]byte(m.Data)), m.Age, m.Node)
+			fmt.Fprintf(w, "  member  %s, for %s  %s\n", dataLabel([]byte(m.Data), m.Revoked), m.age, m.Node)
 		}
-		return
-	}
-	if in.Holder == nil {
-		fmt.Fprintf(w, "%s: free (%s)\n", in.Path, in.Type)
 		return
 	}
 	what := in.Type
 	if in.MaxLeases > 0 {
 		what = fmt.Sprintf("%s, %d leases", in.Type, in.MaxLeases)
 	}
-	fmt.Fprintf(w, "%s: %s, held by %s, queued %.1fs ago (fencing token %d)\n",
-		in.Path, what, dataLabel([]byte(in.Holder.Data)), in.Holder.Age, in.Holder.Token)
+	if in.Holder == nil {
+		fmt.Fprintf(w, "%s: %s, free\n", in.Path, what)
+	} else {
+		fmt.Fprintf(w, "%s: %s, held by %s for %s (fencing token %d)\n",
+			in.Path, what, dataLabel([]byte(in.Holder.Data), in.Holder.Revoked), in.Holder.age, in.Holder.Token)
+	}
 	for _, h := range in.Holders {
-		fmt.Fprintf(w, "  holder  %-5s %s  %s\n", h.Kind, dataLabel([]byte(h.Data)), h.Node)
+		fmt.Fprintf(w, "  holder   %-5s %s, for %s  %s\n", h.Kind, dataLabel([]byte(h.Data), h.Revoked), h.age, h.Node)
 	}
 	for i, h := range in.Waiters {
-		fmt.Fprintf(w, "  waiter %d %-5s %s, waiting %.1fs  %s\n", i+1, h.Kind, dataLabel([]byte(h.Data)), h.Age, h.Node)
+		on := ""
+		if h.WaitsFor != "" {
+			on = " for " + h.WaitsFor
+		}
+		fmt.Fprintf(w, "  waiter %d %-5s %s, waiting %s%s  %s\n", i+1, h.Kind, dataLabel([]byte(h.Data), h.Revoked), h.age, on, h.Node)
 	}
 }
 
-// describe reads the recipe at p, whichever of Curator's layouts it has. A
-// path that several recipes use at once (which do not exclude each other)
-// is "mixed": each one's own description is in Parts, and the top level
-// lists all their holders and waiters.
+// describe reads what the recipe packages find at p. A path that several
+// recipes use at once (which do not exclude each other) is "mixed": each
+// one's own description is in Parts, and the top level lists all their
+// holders and waiters.
 func describe(ctx context.Context, sess *recipes.Session, p string) (inspection, error) {
-	in := inspection{Path: p, Type: "none", Holders: []inspected{}, Waiters: []inspected{}}
-	var names []string
-	var data []byte
-	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		if names, _, err = conn.Children(p); err != nil {
-			return err
-		}
-		data, _, err = conn.Get(p)
-		return err
-	})
-	switch {
-	case errors.Is(err, zk.ErrNoNode):
+	in := newInspection(p, "none")
+	lockUses, err := locks.Inspect(ctx, sess, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		in.Type = "missing"
 		return in, nil
-	case err != nil:
-		return in, fmt.Errorf("inspect %s: %w", p, err)
 	}
-	kinds := layout.Present(names)
-	switch len(kinds) {
-	case 0:
-		if len(names) == 0 && len(data) > 0 {
-			// A barrier is a node with data (who set it) and no
-			// children; an empty lock directory has neither.
-			in.Type = "barrier"
+	if err != nil {
+		return in, err
+	}
+	barrierUses, err := barriers.Inspect(ctx, sess, p)
+	if errors.Is(err, zk.ErrNoNode) { // deleted in between
+		in.Type = "missing"
+		return in, nil
+	}
+	if err != nil {
+		return in, err
+	}
+	now := time.Now()
+	var parts []inspection
+	for _, u := range lockUses {
+		part := newInspection(p, u.Recipe)
+		part.MaxLeases = u.MaxLeases
+		for _, q := range u.Participants {
+			n := node(q, now)
+			if q.Holds {
+				part.Holders = append(part.Holders, n)
+			} else {
+				part.Waiters = append(part.Waiters, n)
+			}
 		}
+		parts = append(parts, part)
+	}
+	for _, u := range barrierUses {
+		part := newInspection(p, u.Recipe)
+		part.Open, part.Data = u.Open, string(u.Data)
+		for _, q := range u.Members {
+			part.Members = append(part.Members, node(q, now))
+		}
+		parts = append(parts, part)
+	}
+	for i := range parts {
+		if len(parts[i].Holders) > 0 {
+			parts[i].Holder = &parts[i].Holders[0]
+		}
+	}
+	switch len(parts) {
+	case 0:
 		return in, nil
 	case 1:
-		return describeKind(ctx, sess, in, kinds[0], names, data)
+		return parts[0], nil
 	}
-	in.Type = "mixed"
-	for _, k := range kinds {
-		part, err := describeKind(ctx, sess, inspection{Path: p, Holders: []inspected{}, Waiters: []inspected{}}, k, names, data)
-		if err != nil {
-			return in, err
-		}
-		in.Parts = append(in.Parts, part)
+	in.Type, in.Parts = "mixed", parts
+	for _, part := range parts {
 		in.Holders = append(in.Holders, part.Holders...)
 		in.Waiters = append(in.Waiters, part.Waiters...)
 	}
@@ -179,98 +238,55 @@ func describe(ctx context.Context, sess *recipes.Session, p string) (inspection,
 	return in, nil
 }
 
-// describeKind fills in with what the recipe of kind k has at in.Path, whose
-// children are names and data is data.
-func describeKind(ctx context.Context, sess *recipes.Session, in inspection, k layout.Kind, names []string, data []byte) (inspection, error) {
-	p := in.Path
-	in.Type = string(k)
-	switch k {
-	case layout.Semaphore:
-		if n, ok := strings.CutPrefix(string(data), "maxLeases="); ok {
-			in.MaxLeases, _ = strconv.Atoi(n)
-		}
-		leases, err := participants(ctx, sess, p+"/"+layout.SemaphoreDir, layout.LeaseLockName)
-		if err != nil {
-			return in, err
-		}
-		gate, err := participants(ctx, sess, p+"/"+layout.SemaphoreGate, layout.MutexLockName)
-		if err != nil {
-			return in, err
-		}
-		held := len(leases)
-		if in.MaxLeases > 0 {
-			held = min(held, in.MaxLeases)
-		}
-		in.Holders = append(in.Holders, leases[:held]...)
-		in.Waiters = append(in.Waiters, leases[held:]...)
-		if len(gate) > 1 { // the first at the gate is the waiting lease
-			in.Waiters = append(in.Waiters, gate[1:]...)
-		}
-	case layout.RWLock:
-		nodes, err := participants(ctx, sess, p, layout.ReadLockName, layout.WriteLockName)
-		if err != nil {
-			return in, err
-		}
-		held := rwHolders(nodes)
-		in.Holders, in.Waiters = nodes[:held], append(in.Waiters, nodes[held:]...)
-	case layout.DoubleBarrier:
-		in.Open = slices.Contains(names, layout.ReadyNode)
-		members, err := participants(ctx, sess, p)
-		if err != nil {
-			return in, err
-		}
-		in.Members = slices.DeleteFunc(members, func(m inspected) bool { return layout.Of(m.Node) != layout.DoubleBarrier || m.Node == layout.ReadyNode })
-		for i := range in.Members {
-			in.Members[i].Kind = "member"
-		}
-	case layout.Mutex:
-		nodes, err := participants(ctx, sess, p, layout.MutexLockName)
-		if err != nil {
-			return in, err
-		}
-		held := min(1, len(nodes))
-		in.Holders, in.Waiters = nodes[:held], append(in.Waiters, nodes[held:]...)
-	}
-	if len(in.Holders) > 0 {
-		in.Holder = &in.Holders[0]
-	}
-	return in, nil
+func newInspection(p, typ string) inspection {
+	return inspection{Path: p, Type: typ, Holders: []inspected{}, Waiters: []inspected{}}
 }
 
-// rwHolders returns how many of a read/write lock's nodes, in queue order,
-// hold it: the first writer, or every reader ahead of the first writer. The
-// nodes may all be gone by the time they are read.
-func rwHolders(nodes []inspected) int {
-	if len(nodes) == 0 || nodes[0].Kind == "write" {
-		return min(1, len(nodes))
+// node is q as inspect prints it, its age as of now.
+func node(q recipes.Participant, now time.Time) inspected {
+	age := max(now.Sub(q.Created), 0).Round(time.Millisecond)
+	n := inspected{
+		Node:    path.Base(q.Path),
+		Kind:    string(q.Kind),
+		Data:    string(q.Data),
+		Holds:   q.Holds,
+		Age:     math.Round(age.Seconds()*1000) / 1000,
+		Token:   q.Token,
+		Session: fmt.Sprintf("%#x", q.Session),
+		Revoked: q.Revoked,
+		age:     shortAge(age),
 	}
-	if w := slices.IndexFunc(nodes, func(n inspected) bool { return n.Kind == "write" }); w >= 0 {
-		return w
+	if q.Waits != "" {
+		n.WaitsFor = path.Base(q.Waits)
 	}
-	return len(nodes)
+	return n
 }
 
-// participants reads the nodes of dir in queue order: those with one of
-// lockNames, or every node if none is given.
-func participants(ctx context.Context, sess *recipes.Session, dir string, lockNames ...string) ([]inspected, error) {
-	ps, err := seqnode.Participants(ctx, sess, dir, lockNames...)
-	if err != nil {
-		return nil, err
+// shortAge rounds an age for people: 1.5s, 2m3s, 0s.
+func shortAge(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond)
 	}
-	if len(lockNames) > 0 {
-		ps = slices.DeleteFunc(ps, func(q seqnode.Participant) bool { return q.Kind == "" })
+	return d.Round(time.Second)
+}
+
+// dataLabel shows node data as text when it is short and printable.
+func dataLabel(data []byte, revoked bool) string {
+	switch {
+	case revoked:
+		// Curator's protocol writes the request over the holder's
+		// data: who it was is gone.
+		return "<unknown> (revocation requested)"
+	case len(data) == 0:
+		return "(no data)"
 	}
-	now := time.Now()
-	out := make([]inspected, len(ps))
-	for i, q := range ps {
-		out[i] = inspected{
-			Node:    path.Base(q.Path),
-			Kind:    kinds[q.Kind],
-			Data:    string(q.Data),
-			Age:     now.Sub(q.Created).Seconds(),
-			Token:   q.Token,
-			Session: fmt.Sprintf("%#x", q.Session),
+	if len(data) > 80 {
+		return fmt.Sprintf("(%d bytes)", len(data))
+	}
+	for _, b := range data {
+		if b < 0x20 || b > 0x7e {
+			return fmt.Sprintf("%q", data)
 		}
 	}
-	return out, nil
+	return string(data)
 }

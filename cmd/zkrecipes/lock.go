@@ -1,100 +1,54 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/locks"
 )
 
-// waiting is the set-up of a command that waits for a recipe and then runs
-// a command. It keeps one signal channel for the whole run, so that no
-// signal falls back to its default action (killing zkrecipes with the
-// recipe held) at the hand-over: while connecting or waiting a signal
-// cancels the waiting context; once the recipe is held, signals go to the
-// command (see runHolding).
-type waiting struct {
-	sess   *recipes.Session
-	sigs   chan os.Signal
-	stop   func() bool // ends the waiting phase; reports whether a signal came first
-	cancel context.CancelFunc
-}
-
-// startWaiting connects and returns the waiting context and set-up.
-func startWaiting(g globals) (context.Context, *waiting, error) {
-	w := &waiting{sigs: make(chan os.Signal, 4)}
-	signal.Notify(w.sigs, forwardedSignals...)
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	w.stop = cancelOnSignal(w.sigs, cancel)
-	sess, err := connect(ctx, g)
-	if err != nil {
-		w.stop()
-		cancel()
-		signal.Stop(w.sigs)
-		return nil, nil, err
-	}
-	w.sess = sess
-	return ctx, w, nil
-}
-
-func (w *waiting) close() {
-	w.stop()
-	w.cancel()
-	_ = w.sess.Close()
-	signal.Stop(w.sigs)
-}
-
-// quickSession connects for a command that only reads or writes once; the
-// context bounds the whole command.
-func quickSession(g globals) (context.Context, *recipes.Session, func(), error) {
-	ctx, cancel := context.WithTimeout(context.Background(), g.sessionTimeout+10*time.Second)
-	sess, err := connect(ctx, g)
-	if err != nil {
-		cancel()
-		return nil, nil, nil, err
-	}
-	return ctx, sess, func() { _ = sess.Close(); cancel() }, nil
-}
-
-// forwardedSignals are caught for the whole run: they end a wait, and are
-// passed on to the command once it runs.
-var forwardedSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
-
-// cancelOnSignal calls cancel when a signal arrives on sigs, until stop is
-// called; stop reports whether a signal came first.
-func cancelOnSignal(sigs <-chan os.Signal, cancel context.CancelFunc) (stop func() bool) {
-	quit := make(chan struct{})
-	done := make(chan bool, 1)
-	go func() {
-		select {
-		case <-sigs:
-			cancel()
-			done <- true
-		case <-quit:
-			done <- false
+// holdCommands are the commands that run CMD while holding a recipe.
+func holdCommands() []command {
+	lockSummary := `  lock PATH -- CMD [ARG...]
+        run CMD while holding the mutex at PATH (Curator InterProcessMutex)
+  rlock PATH -- CMD, wlock PATH -- CMD
+        ... the read or the write half of the read/write lock at PATH
+  semaphore PATH --leases N -- CMD
+        ... one of the N leases of the semaphore at PATH
+  semaphore-mutex PATH -- CMD
+        ... the semaphore mutex at PATH (Curator InterProcessSemaphoreMutex)
+  multilock PATH,PATH... -- CMD
+        ... the mutexes at all the PATHs, taken in path order
+`
+	holding := `
+While CMD runs its environment has ZKRECIPES_LOCK_PATH, ZKRECIPES_FENCING_TOKEN
+and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN, comma-separated). Signals are
+passed on to CMD. If the lock is lost, CMD gets SIGTERM (SIGKILL 5s later)
+and zkrecipes exits 79.
+` + exitUsageText
+	revocable := `  --revocable   stop CMD (SIGTERM) when someone revokes the lock (see revoke)
+`
+	mk := func(name, synopsis, what, flags string) command {
+		return command{
+			name:    name,
+			summary: lockSummary,
+			usage:   "usage: zkrecipes " + name + " " + synopsis + "\n\n" + what + "\n\n" + waitFlagsUsage + flags + holding,
+			run:     holdCommand,
 		}
-	}()
-	var once sync.Once
-	var signalled bool
-	return func() bool {
-		once.Do(func() {
-			close(quit)
-			signalled = <-done
-		})
-		return signalled
+	}
+	return []command{
+		mk("lock", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the mutex at PATH (Curator's InterProcessMutex).", revocable),
+		mk("rlock", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the read half of the read/write lock at PATH\n(Curator's InterProcessReadWriteLock): readers share it.", revocable),
+		mk("wlock", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the write half of the read/write lock at PATH\n(Curator's InterProcessReadWriteLock): a writer is alone.", revocable),
+		mk("semaphore", "PATH --leases N [flags] -- CMD [ARG...]", "Run CMD while holding one of the N leases of the semaphore at PATH\n(Curator's InterProcessSemaphoreV2). Every user must give the same N: the\nfirst records it, and another N exits 65.",
+			"  --leases N    the number of leases (required, at least 1)\n"),
+		mk("semaphore-mutex", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the semaphore mutex at PATH (Curator's\nInterProcessSemaphoreMutex: a semaphore of one lease).", ""),
+		mk("multilock", "PATH,PATH... [flags] -- CMD [ARG...]", "Run CMD while holding the mutexes at all the PATHs, taken in path order.\nIt cannot try once: -n and --timeout 0 are usage errors.", ""),
 	}
 }
 
@@ -103,14 +57,13 @@ const statusEvery = 5 * time.Second
 
 // holdCommand runs a command while holding a recipe: lock, rlock, wlock,
 // semaphore, semaphore-mutex, multilock.
-func holdCommand(g globals, name string, args []string, stderr io.Writer) error {
+func holdCommand(g globals, name string, args []string, _, stderr io.Writer) error {
 	own, command, err := splitCommand(name, args)
 	if err != nil {
 		return err
 	}
 	fs := newFlagSet(name, &g)
-	timeout := fs.Duration("timeout", 0, "")
-	data := fs.String("data", "", "")
+	wf := addWaitFlags(fs)
 	// Only the locks Curator makes revocable take --revocable; elsewhere it
 	// would be accepted and do nothing.
 	revocable := new(bool)
@@ -128,14 +81,18 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 	if len(pos) != 1 {
 		return usagef("%s: want exactly one PATH, got %d", name, len(pos))
 	}
-	if *timeout < 0 {
-		return usagef("%s: --timeout must not be negative", name)
+	once, err := wf.tryOnce(name)
+	if err != nil {
+		return err
+	}
+	if once && name == "multilock" {
+		return usagef("multilock: cannot try once (-n, --timeout 0); give --timeout D")
 	}
 	if name == "semaphore" && leases < 1 {
 		return usagef("semaphore: --leases N (at least 1) is required")
 	}
-	if len(*data) > locks.MaxDataSize {
-		return usagef("%s: --data is %d bytes, more than %d", name, len(*data), locks.MaxDataSize)
+	if len(wf.data) > locks.MaxDataSize {
+		return usagef("%s: --data is %d bytes, more than %d", name, len(wf.data), locks.MaxDataSize)
 	}
 	// Check before connecting: bad input creates nothing, and is a usage
 	// error even when ZooKeeper is down.
@@ -149,11 +106,11 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 		}
 	}
 	var opts []locks.Option
-	if *data != "" {
-		opts = append(opts, locks.WithData([]byte(*data)))
+	if wf.data != "" {
+		opts = append(opts, locks.WithData([]byte(wf.data)))
 	}
 
-	g.connectTimeout = *timeout
+	g.connectTimeout = wf.timeout
 	ctx, w, err := startWaiting(g)
 	if err != nil {
 		return err
@@ -164,7 +121,12 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 	if err != nil {
 		return usagef("%s: %v", name, err)
 	}
-	h, err := acquire(ctx, ops, *timeout, stderr)
+	var h *locks.Hold
+	if once {
+		h, err = tryAcquire(ctx, ops)
+	} else {
+		h, err = acquire(ctx, ops, wf.timeout, stderr)
+	}
 	if err != nil {
 		return err
 	}
@@ -194,21 +156,16 @@ func holdCommand(g globals, name string, args []string, stderr io.Writer) error 
 	return exitError{code: code}
 }
 
-func connect(ctx context.Context, g globals) (*recipes.Session, error) {
-	opts := []recipes.Option{recipes.WithSessionTimeout(g.sessionTimeout)}
-	if g.connectTimeout > 0 {
-		opts = append(opts, recipes.WithConnectTimeout(g.connectTimeout))
-	}
-	sess, err := recipes.Connect(ctx, g.servers, opts...)
+// tryAcquire takes the lock if it is free now (-n).
+func tryAcquire(ctx context.Context, ops lockOps) (*locks.Hold, error) {
+	h, ok, err := ops.try(ctx)
 	switch {
-	case err == nil:
-		return sess, nil
-	case ctx.Err() != nil:
-		return nil, exitError{exitInterrupted, errors.New("interrupted")}
-	case errors.Is(err, recipes.ErrInvalid):
-		return nil, usagef("%v", err)
+	case err != nil:
+		return nil, waitFailure(ctx, ops.path, err)
+	case !ok:
+		return nil, busy(ops.path)
 	}
-	return nil, fmt.Errorf("cannot reach ZooKeeper at %v: %w", g.servers, err)
+	return h, nil
 }
 
 // acquire takes the lock within timeout (0: no limit), telling stderr who
@@ -217,16 +174,13 @@ func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.
 	if ops.try != nil {
 		h, ok, err := ops.try(ctx)
 		if err != nil {
-			return nil, lockFailure(ctx, ops, err)
+			return nil, waitFailure(ctx, ops.path, err)
 		}
 		if ok {
 			return h, nil
 		}
 	}
-	wctx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		wctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimedOut)
-	}
+	wctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
 	type result struct {
 		h   *locks.Hold
@@ -239,7 +193,7 @@ func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.
 	}()
 	start := time.Now()
 	report := func() {
-		fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%.1fs)%s\n", ops.path, time.Since(start).Seconds(), ops.status(ctx))
+		fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%s)%s\n", ops.path, shortAge(time.Since(start)), ops.status(ctx))
 	}
 	report()
 	tick := time.NewTicker(statusEvery)
@@ -248,46 +202,11 @@ func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.
 		select {
 		case r := <-done:
 			if r.err != nil {
-				return nil, lockFailure(wctx, ops, r.err)
+				return nil, waitFailure(wctx, ops.path, r.err)
 			}
 			return r.h, nil
 		case <-tick.C:
 			report()
 		}
 	}
-}
-
-var errTimedOut = errors.New("timed out")
-
-func lockFailure(ctx context.Context, ops lockOps, err error) error {
-	switch {
-	case errors.Is(context.Cause(ctx), errTimedOut):
-		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", ops.path)}
-	case ctx.Err() != nil:
-		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", ops.path)}
-	case errors.Is(err, locks.ErrMaxLeases), errors.Is(err, locks.ErrOtherRecipe):
-		return usagef("%v", err)
-	}
-	return err
-}
-
-// dataLabel shows node data as text when it is short and printable.
-func dataLabel(data []byte) string {
-	switch {
-	case len(data) == 0:
-		return "(no data)"
-	case bytes.Equal(data, seqnode.RevokeData):
-		// Curator's protocol writes the request over the holder's
-		// data: who it was is gone.
-		return "<unknown> (revocation requested)"
-	}
-	if len(data) > 80 {
-		return fmt.Sprintf("(%d bytes)", len(data))
-	}
-	for _, b := range data {
-		if b < 0x20 || b > 0x7e {
-			return fmt.Sprintf("%q", data)
-		}
-	}
-	return string(data)
 }

@@ -5,18 +5,18 @@
 //
 //	zkrecipes [--servers H:P,...] [--session-timeout D] COMMAND ...
 //
-//	zkrecipes lock PATH [--timeout D] [--data S] -- CMD [ARG...]
+//	zkrecipes lock PATH [--timeout D | -n] [--data S] -- CMD [ARG...]
 //	zkrecipes rlock|wlock|semaphore-mutex PATH [...] -- CMD [ARG...]
 //	zkrecipes semaphore PATH --leases N [...] -- CMD [ARG...]
 //	zkrecipes multilock PATH,PATH... [...] -- CMD [ARG...]
 //	zkrecipes double-barrier PATH --members N [...] -- CMD [ARG...]
-//	zkrecipes barrier set|remove|wait PATH [--timeout D]
+//	zkrecipes barrier set|remove|wait PATH [--timeout D | -n]
 //	zkrecipes revoke PATH [NODE]
 //	zkrecipes inspect PATH [--json]
 //	zkrecipes demo [--workers N] [--transfers N]
 //
-// --servers defaults to $ZK_SERVERS, else 127.0.0.1:2181. The exit status is
-// CMD's own, or one of the codes listed by `zkrecipes --help`.
+// `zkrecipes COMMAND --help` shows a command's flags and exit statuses;
+// `zkrecipes --help` lists the commands and every exit status.
 package main
 
 import (
@@ -25,90 +25,116 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
-	"time"
 )
 
 // Exit codes of zkrecipes itself; any other status is the command's own.
 const (
-	exitNothing     = 1   // revoke: nobody holds, or the node is gone or is no lock node
-	exitUsage       = 64  // bad command line (sysexits EX_USAGE)
+	exitNothing     = 1   // revoke: nothing to revoke; inspect: no such path
+	exitUsage       = 64  // bad command line (sysexits EX_USAGE), and only that
+	exitConflict    = 65  // the path is another recipe's, or a semaphore's with other --leases (EX_DATAERR)
 	exitUnavailable = 69  // ZooKeeper unreachable or failing (EX_UNAVAILABLE)
-	exitTimeout     = 75  // --timeout passed before the lock was held (EX_TEMPFAIL)
+	exitTimeout     = 75  // --timeout passed, or -n found it busy (EX_TEMPFAIL)
 	exitLost        = 79  // the lock was lost while the command ran
 	exitInterrupted = 130 // interrupted (SIGINT/SIGTERM) while waiting
 )
 
-const usage = `usage: zkrecipes [--servers H:P,...] [--session-timeout D] COMMAND ...
+// A command is one subcommand: its usage is the one place that says what it
+// takes, and --help prints it.
+type command struct {
+	name    string
+	summary string // its lines in `zkrecipes --help`
+	usage   string // `zkrecipes NAME --help`
+	run     func(g globals, name string, args []string, stdout, stderr io.Writer) error
+	hidden  bool // not listed (the demo's worker)
+}
 
-Commands (each waiting one takes --timeout D and --data S; lock, rlock and
-wlock also --revocable: stop CMD when someone revokes the lock):
-  lock PATH -- CMD [ARG...]
-        run CMD while holding the mutex at PATH (Curator InterProcessMutex)
-  rlock PATH -- CMD, wlock PATH -- CMD
-        ... the read or the write half of the read/write lock at PATH
-  semaphore PATH --leases N -- CMD
-        ... one of the N leases of the semaphore at PATH
-  semaphore-mutex PATH -- CMD
-        ... the semaphore mutex at PATH (Curator InterProcessSemaphoreMutex)
-  multilock PATH,PATH... -- CMD
-        ... the mutexes at all the PATHs, taken in path order
-  double-barrier PATH --members N -- CMD
-        enter the double barrier at PATH (waiting for N members), run CMD,
-        then leave it together with the others
-  barrier set|remove|wait PATH
-        put up, take down, or wait for the removal of the barrier at PATH
-  revoke PATH [NODE]
-        ask the holders of the lock at PATH (or the one NODE) to let go;
-        only mutex and read/write lock nodes can be revoked. A holder that
-        does not listen keeps its lock; inspect then shows "revocation
-        requested" in place of its data
-  inspect PATH [--json]
-        show what is at PATH: a lock's holders and waiters, a barrier, or a
-        double barrier's members
-  demo [--workers N] [--transfers N]
-        a batch job's story: worker processes meet at a double barrier,
-        share a read/write lock, move money under multi-locks, and leave
-        together; needs a running ZooKeeper (from a checkout, 'make demo'
-        starts one and runs this)
+// commands are the subcommands, in the order --help lists them.
+var commands []command
 
-Global flags (before the command, or among its own flags):
-  --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
-  --session-timeout D    ZooKeeper session timeout (default 10s)
+func init() {
+	commands = slices.Concat(holdCommands(), barrierCommands(), []command{revokeCmd, inspectCmd}, demoCommands())
+}
 
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// globalUsage is `zkrecipes --help`: the commands' summaries around what
+// they all share.
+func globalUsage() string {
+	var b strings.Builder
+	b.WriteString(`usage: zkrecipes [--servers H:P,...] [--session-timeout D] COMMAND ...
+
+Commands ('zkrecipes COMMAND --help' shows one's flags):
+`)
+	seen := map[string]bool{}
+	for _, c := range commands {
+		if !c.hidden && !seen[c.summary] {
+			seen[c.summary] = true
+			b.WriteString(c.summary)
+		}
+	}
+	b.WriteString(globalFlagsUsage + `
 While CMD runs its environment has ZKRECIPES_LOCK_PATH (the path, or a
 multilock's paths, comma-separated), ZKRECIPES_FENCING_TOKEN (the fencing
 token; a multilock's largest) and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN for
 each lock held, comma-separated). If the lock is lost, CMD gets SIGTERM
 (SIGKILL 5s later) and zkrecipes exits 79.
+` + exitUsageText)
+	return b.String()
+}
 
-Exit status: CMD's own status (128+N if killed by signal N), or
-  64  bad usage, or a path another kind of recipe uses
-  69  ZooKeeper unavailable, or the session lost
-  75  timed out waiting     79  lock lost while CMD ran
-  130 interrupted while waiting
-  1   revoke: nothing to revoke (nobody holds, or NODE is gone or is not
-      a mutex or read/write lock node)
+const globalFlagsUsage = `
+Global flags (before the command, or among its own flags, where they
+override what came before the command; any other flag given twice is an
+error):
+  --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
+  --session-timeout D    ZooKeeper session timeout (default 10s)
 `
 
-// globals are the flags every command shares.
-type globals struct {
-	servers        []string
-	sessionTimeout time.Duration
-	connectTimeout time.Duration // a command's --timeout, which bounds connecting too; 0: the library's default
-}
+// waitFlagsUsage is what every waiting command says of --timeout, -n and
+// --data.
+const waitFlagsUsage = `  --timeout D   give up after D (e.g. 500ms, 30s, 2m) with status 75; it
+                also bounds connecting. Without it, wait as long as it takes
+  --timeout 0, -n
+                try once, like flock -n: exit 75 at once if it is not free
+  --data S      the data of this process's node, which inspect shows
+                (default host:pid)
+`
+
+const exitUsageText = `
+Exit status: CMD's own status (128+N if killed by signal N), or
+  1   revoke: nothing to revoke; inspect: PATH does not exist
+  64  bad usage (nothing was created)
+  65  PATH is used by another kind of recipe, or a semaphore is used with
+      another --leases (nothing was created)
+  69  ZooKeeper unavailable, or the session lost
+  75  timed out waiting, or -n found it busy
+  79  lock lost while CMD ran
+  130 interrupted while waiting
+`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // usageError is a bad command line; run prints it with a hint and exits 64.
-type usageError struct{ msg string }
+type usageError struct {
+	cmd string // the command whose --help to point at, "" for zkrecipes
+	msg string
+}
 
 func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error {
-	return usageError{fmt.Sprintf(format, args...)}
+	return usageError{msg: fmt.Sprintf(format, args...)}
 }
 
 // exitError carries an exit status chosen by a command.
@@ -125,7 +151,7 @@ func (e exitError) Error() string {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	g, rest, err := parseGlobals(args, stderr)
+	g, rest, err := parseGlobals(args)
 	if err == nil {
 		err = dispatch(g, rest, stdout, stderr)
 	}
@@ -135,10 +161,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, globalUsage())
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "zkrecipes: %s\nRun 'zkrecipes --help' for usage.\n", ue.msg)
+		help := "zkrecipes --help"
+		if ue.cmd != "" {
+			help = "zkrecipes " + ue.cmd + " --help"
+		}
+		fmt.Fprintf(stderr, "zkrecipes: %s\nRun '%s' for usage.\n", ue.msg, help)
 		return exitUsage
 	case errors.As(err, &ee):
 		if ee.err != nil {
@@ -151,122 +181,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func parseGlobals(args []string, stderr io.Writer) (globals, []string, error) {
-	fs := flag.NewFlagSet("zkrecipes", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	defServers := os.Getenv("ZK_SERVERS")
-	if defServers == "" {
-		defServers = "127.0.0.1:2181"
-	}
-	servers := fs.String("servers", defServers, "")
-	timeout := fs.Duration("session-timeout", 10*time.Second, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return globals{}, nil, err
-		}
-		return globals{}, nil, usagef("%v", err)
-	}
-	g := globals{sessionTimeout: *timeout}
-	g.servers = splitServers(*servers)
-	if len(g.servers) == 0 {
-		return g, nil, usagef("--servers is empty")
-	}
-	if g.sessionTimeout <= 0 {
-		return g, nil, usagef("--session-timeout must be positive")
-	}
-	return g, fs.Args(), nil
-}
-
+// dispatch runs the command args name. Its --help prints its usage; its
+// usage errors point at it.
 func dispatch(g globals, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("no command given")
 	}
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "lock", "rlock", "wlock", "semaphore", "semaphore-mutex", "multilock":
-		return holdCommand(g, cmd, rest, stderr)
-	case "barrier":
-		return barrierCommand(g, rest, stderr)
-	case "double-barrier":
-		return doubleBarrierCommand(g, rest, stderr)
-	case "revoke":
-		return revokeCommand(g, rest, stdout)
-	case "inspect":
-		return inspectCommand(g, rest, stdout)
-	case "demo":
-		return demoCommand(g, rest, stdout, stderr)
-	case demoJobCommand:
-		return demoJob(g, rest, stdout)
-	case "help":
-		return flag.ErrHelp
-	default:
-		return usagef("unknown command %q", cmd)
-	}
-}
-
-// newFlagSet returns a command's flag set, which also takes the global
-// flags (--servers, --session-timeout), so they may come after the command
-// name too.
-func newFlagSet(name string, g *globals) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Func("servers", "", func(v string) error {
-		servers := splitServers(v)
-		if len(servers) == 0 {
-			return errors.New("--servers is empty")
+	name, rest := args[0], args[1:]
+	if name == "help" {
+		if len(rest) == 0 {
+			return flag.ErrHelp
 		}
-		g.servers = servers
+		c, ok := lookup(rest[0])
+		if !ok {
+			return usagef("help: unknown command %q", rest[0])
+		}
+		fmt.Fprint(stdout, c.usage)
 		return nil
-	})
-	fs.Func("session-timeout", "", func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("--session-timeout %q is not a positive duration", v)
-		}
-		g.sessionTimeout = d
+	}
+	c, ok := lookup(name)
+	if !ok {
+		return usagef("unknown command %q", name)
+	}
+	err := c.run(g, name, rest, stdout, stderr)
+	var ue usageError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, c.usage)
 		return nil
-	})
-	return fs
-}
-
-func splitServers(v string) []string {
-	var servers []string
-	for s := range strings.SplitSeq(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			servers = append(servers, s)
-		}
+	case errors.As(err, &ue) && ue.cmd == "":
+		ue.cmd = c.name
+		return ue
 	}
-	return servers
-}
-
-// parseInterspersed parses flags that may come before or after the
-// positional arguments (all of which come before any "--").
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usagef("%s: %v", fs.Name(), err)
-		}
-		if fs.NArg() == 0 {
-			return positional, nil
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}
-
-// splitCommand splits args at the first "--" into the recipe's own
-// arguments and the command to run.
-func splitCommand(name string, args []string) (own, command []string, err error) {
-	for i, a := range args {
-		if a == "--" {
-			if i == len(args)-1 {
-				return nil, nil, usagef("%s: no command after --", name)
-			}
-			return args[:i], args[i+1:], nil
-		}
-	}
-	return nil, nil, usagef("%s: missing -- before the command to run", name)
+	return err
 }

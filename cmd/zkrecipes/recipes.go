@@ -101,7 +101,7 @@ func statusLine(ctx context.Context, sess *recipes.Session, paths []string) stri
 		for _, h := range in.Holders {
 			who = append(who, h.Data)
 		}
-		s := fmt.Sprintf("held by %s (queued %.1fs ago)", strings.Join(who, ", "), in.Holders[0].Age)
+		s := fmt.Sprintf("held by %s (for %s)", strings.Join(who, ", "), in.Holders[0].age)
 		if len(paths) > 1 {
 			s = p + " " + s
 		}

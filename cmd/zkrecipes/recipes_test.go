@@ -190,8 +190,13 @@ func TestInspectKnowsEveryLayout(t *testing.T) {
 		assert.Equal(t, "holder-"+c.typ, got.Holders[0].Data)
 	}
 	code, stdout, _ := zkrecipes(t, "inspect", root+"/nothing-here")
-	assert.Equal(t, 0, code)
-	assert.Contains(t, stdout, "free")
+	assert.Equal(t, 1, code, "a missing path")
+	assert.Equal(t, root+"/nothing-here: does not exist\n", stdout)
+	code, stdout, _ = zkrecipes(t, "inspect", "--json", root+"/nothing-here")
+	assert.Equal(t, 1, code, "a missing path")
+	var missing struct{ Type string }
+	require.NoError(t, json.Unmarshal([]byte(stdout), &missing), stdout)
+	assert.Equal(t, "missing", missing.Type)
 }
 
 // waitHeld waits until inspect reports a holder at path.
@@ -242,10 +247,10 @@ func TestInspectShowsAMixedPath(t *testing.T) {
 	assert.Len(t, in.Holders, 2, stdout)
 }
 
-// TestOtherRecipeOnAHeldPathExits64: while `lock` holds a path, `wlock` and
+// TestOtherRecipeOnAHeldPathExits65: while `lock` holds a path, `wlock` and
 // `semaphore-mutex` on it are refused (they would not exclude the holder)
 // and leave nothing behind; so is `barrier set`.
-func TestOtherRecipeOnAHeldPathExits64(t *testing.T) {
+func TestOtherRecipeOnAHeldPathExits65(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	path := zktest.Root(t, admin) + "/p"
 	holder := command(t, "lock", path, "--", "sleep", "30")
@@ -259,7 +264,7 @@ func TestOtherRecipeOnAHeldPathExits64(t *testing.T) {
 		{"barrier", "set", path},
 	} {
 		code, _, stderr := zkrecipes(t, args...)
-		assert.Equal(t, 64, code, "%q: %s", args, stderr)
+		assert.Equal(t, 65, code, "%q: %s", args, stderr)
 		assert.Contains(t, stderr, "path used by another recipe", "%q", args)
 		if args[0] != "barrier" {
 			assert.Contains(t, stderr, "mutex's node", "%q", args)

@@ -6,10 +6,14 @@
 package layout
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // The names Curator's recipes give the children of their path.
@@ -105,4 +109,19 @@ func UUIDShaped(s string) bool {
 		}
 	}
 	return true
+}
+
+// Read returns the children of path and its data, as one listing in one
+// retry: what Inspect needs to tell the recipes at path apart. A missing
+// path is zk.ErrNoNode.
+func Read(ctx context.Context, sess znode.Session, path string) (names []string, data []byte, err error) {
+	err = sess.Retry(ctx, func(conn *zk.Conn) error {
+		var err error
+		if names, _, err = conn.Children(path); err != nil {
+			return err
+		}
+		data, _, err = conn.Get(path)
+		return err
+	})
+	return names, data, err
 }

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/zkrecipes/recipes"
+)
+
+// waiting is the set-up of a command that waits for a recipe and then runs
+// a command. It keeps one signal channel for the whole run, so that no
+// signal falls back to its default action (killing zkrecipes with the
+// recipe held) at the hand-over: while connecting or waiting a signal
+// cancels the waiting context; once the recipe is held, signals go to the
+// command (see runHolding).
+type waiting struct {
+	sess   *recipes.Session
+	sigs   chan os.Signal
+	stop   func() bool // ends the waiting phase; reports whether a signal came first
+	cancel context.CancelFunc
+}
+
+// startWaiting connects and returns the waiting context and set-up.
+func startWaiting(g globals) (context.Context, *waiting, error) {
+	w := &waiting{sigs: make(chan os.Signal, 4)}
+	signal.Notify(w.sigs, forwardedSignals...)
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	w.stop = cancelOnSignal(w.sigs, cancel)
+	sess, err := connect(ctx, g)
+	if err != nil {
+		w.stop()
+		cancel()
+		signal.Stop(w.sigs)
+		return nil, nil, err
+	}
+	w.sess = sess
+	return ctx, w, nil
+}
+
+func (w *waiting) close() {
+	w.stop()
+	w.cancel()
+	_ = w.sess.Close()
+	signal.Stop(w.sigs)
+}
+
+// quickSession connects for a command that only reads or writes once; the
+// context bounds the whole command.
+func quickSession(g globals) (context.Context, *recipes.Session, func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), g.sessionTimeout+10*time.Second)
+	sess, err := connect(ctx, g)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, sess, func() { _ = sess.Close(); cancel() }, nil
+}
+
+// forwardedSignals are caught for the whole run: they end a wait, and are
+// passed on to the command once it runs.
+var forwardedSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// cancelOnSignal calls cancel when a signal arrives on sigs, until stop is
+// called; stop reports whether a signal came first.
+func cancelOnSignal(sigs <-chan os.Signal, cancel context.CancelFunc) (stop func() bool) {
+	quit := make(chan struct{})
+	done := make(chan bool, 1)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+			done <- true
+		case <-quit:
+			done <- false
+		}
+	}()
+	var once sync.Once
+	var signalled bool
+	return func() bool {
+		once.Do(func() {
+			close(quit)
+			signalled = <-done
+		})
+		return signalled
+	}
+}
+
+func connect(ctx context.Context, g globals) (*recipes.Session, error) {
+	opts := []recipes.Option{recipes.WithSessionTimeout(g.sessionTimeout)}
+	if g.connectTimeout > 0 {
+		opts = append(opts, recipes.WithConnectTimeout(g.connectTimeout))
+	}
+	sess, err := recipes.Connect(ctx, g.servers, opts...)
+	switch {
+	case err == nil:
+		return sess, nil
+	case ctx.Err() != nil:
+		return nil, exitError{exitInterrupted, errors.New("interrupted")}
+	case errors.Is(err, recipes.ErrInvalid):
+		return nil, usagef("%v", err)
+	}
+	return nil, fmt.Errorf("cannot reach ZooKeeper at %v: %w", g.servers, err)
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	servers        []string
+	sessionTimeout time.Duration
+	connectTimeout time.Duration // a command's --timeout, which bounds connecting too; 0: the library's default
+}
+
+func parseGlobals(args []string) (globals, []string, error) {
+	defServers := os.Getenv("ZK_SERVERS")
+	if defServers == "" {
+		defServers = "127.0.0.1:2181"
+	}
+	g := globals{servers: splitServers(defServers), sessionTimeout: 10 * time.Second}
+	fs := flag.NewFlagSet("zkrecipes", flag.ContinueOnError)
+	addGlobalFlags(fs, &g)
+	if err := parse(fs, args); err != nil {
+		return g, nil, err
+	}
+	if len(g.servers) == 0 {
+		return g, nil, usagef("--servers is empty")
+	}
+	return g, fs.Args(), nil
+}
+
+// newFlagSet returns a command's flag set, which also takes the global
+// flags (--servers, --session-timeout), so they may come after the command
+// name too, where they override what came before it.
+func newFlagSet(name string, g *globals) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	addGlobalFlags(fs, g)
+	return fs
+}
+
+func addGlobalFlags(fs *flag.FlagSet, g *globals) {
+	fs.Func("servers", "", func(v string) error {
+		servers := splitServers(v)
+		if len(servers) == 0 {
+			return errors.New("is empty")
+		}
+		g.servers = servers
+		return nil
+	})
+	fs.Var(durationValue{&g.sessionTimeout, false}, "session-timeout", "")
+}
+
+// durationValue is a duration flag; only --timeout may be 0.
+type durationValue struct {
+	d      *time.Duration
+	zeroOK bool
+}
+
+func (v durationValue) String() string {
+	if v.d == nil {
+		return ""
+	}
+	return v.d.String()
+}
+
+func (v durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return errors.New("not a duration (e.g. 500ms, 30s, 2m)")
+	case d < 0 && v.zeroOK:
+		return errors.New("must not be negative")
+	case d <= 0 && !v.zeroOK:
+		return errors.New("must be positive")
+	}
+	*v.d = d
+	return nil
+}
+
+// onceValue refuses a flag given twice.
+type onceValue struct {
+	flag.Value
+	set bool
+}
+
+func (v *onceValue) Set(s string) error {
+	if v.set {
+		return errors.New("given twice")
+	}
+	v.set = true
+	return v.Value.Set(s)
+}
+
+func (v *onceValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// parse parses args with fs, each flag at most once, and turns its errors
+// into usage errors that name the flag and the value.
+func parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(*onceValue); !ok {
+			f.Value = &onceValue{Value: f.Value}
+		}
+	})
+	err := fs.Parse(args)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return err
+	}
+	// The flag package says `invalid value "x" for flag -timeout: why`.
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if value, flagWhy, ok := strings.Cut(rest, " for flag -"); ok {
+			name, why, _ := strings.Cut(flagWhy, ": ")
+			msg = fmt.Sprintf("--%s %s: %s", name, value, why)
+		}
+	}
+	msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag -", 1)
+	if fs.Name() == "zkrecipes" {
+		return usagef("%s", msg)
+	}
+	return usagef("%s: %s", fs.Name(), msg)
+}
+
+func splitServers(v string) []string {
+	var servers []string
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			servers = append(servers, s)
+		}
+	}
+	return servers
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments (all of which come before any "--").
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// isHelp reports whether args ask for help before any "--".
+func isHelp(args []string) bool {
+	if i := slices.Index(args, "--"); i >= 0 {
+		args = args[:i]
+	}
+	return slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "-help" || a == "--help" })
+}
+
+// splitCommand splits args at the first "--" into the recipe's own
+// arguments and the command to run.
+func splitCommand(name string, args []string) (own, command []string, err error) {
+	if isHelp(args) {
+		return nil, nil, flag.ErrHelp
+	}
+	i := slices.Index(args, "--")
+	switch {
+	case i < 0:
+		return nil, nil, usagef("%s: missing -- before the command to run", name)
+	case i == len(args)-1:
+		return nil, nil, usagef("%s: no command after --", name)
+	}
+	return args[:i], args[i+1:], nil
+}
+
+// waitFlags are the flags of a command that waits: --timeout D, -n and
+// --data S (see waitFlagsUsage).
+type waitFlags struct {
+	timeout    time.Duration
+	timeoutSet bool
+	once       bool
+	data       string
+}
+
+func addWaitFlags(fs *flag.FlagSet) *waitFlags {
+	w := &waitFlags{}
+	fs.Func("timeout", "", func(s string) error {
+		w.timeoutSet = true
+		return durationValue{&w.timeout, true}.Set(s)
+	})
+	fs.BoolVar(&w.once, "n", false, "")
+	fs.StringVar(&w.data, "data", "", "")
+	return w
+}
+
+// tryOnce reports whether the command should try once (-n or --timeout 0)
+// rather than wait; it refuses both flags at once.
+func (w *waitFlags) tryOnce(name string) (bool, error) {
+	if w.once && w.timeoutSet {
+		return false, usagef("%s: -n and --timeout exclude each other", name)
+	}
+	return w.once || w.timeoutSet && w.timeout == 0, nil
+}

@@ -1,0 +1,113 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes/internal/zktest"
+)
+
+// TestEachCommandHasItsOwnHelp: `COMMAND --help` and `help COMMAND` print
+// the command's own usage and exit 0; a usage error points at it.
+func TestEachCommandHasItsOwnHelp(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"lock", "rlock", "wlock", "semaphore", "semaphore-mutex", "multilock",
+		"double-barrier", "barrier", "revoke", "inspect", "demo"} {
+		code, help, stderr := zkrecipes(t, name, "--help")
+		require.Equal(t, 0, code, "%s --help: %s", name, stderr)
+		assert.True(t, strings.HasPrefix(help, "usage: zkrecipes "+name+" "), "%s --help: %s", name, help)
+		code, same, _ := zkrecipes(t, "help", name)
+		assert.Equal(t, 0, code)
+		assert.Equal(t, help, same, "help %s", name)
+	}
+	code, help, _ := zkrecipes(t, "lock", "/a", "-h", "--", "true")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, help, "--revocable")
+	code, _, stderr := zkrecipes(t, "lock", "/a", "--bogus", "--", "true")
+	assert.Equal(t, 64, code)
+	assert.Contains(t, stderr, "Run 'zkrecipes lock --help' for usage.")
+}
+
+// TestFlagErrorsNameTheFlag: a bad duration names the flag and the value; a
+// flag given twice is a usage error; nothing is created.
+func TestFlagErrorsNameTheFlag(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/lock"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lock", path, "--timeout", "abc", "--", "true"}, `--timeout "abc": not a duration`},
+		{[]string{"lock", path, "--timeout", "-1s", "--", "true"}, `--timeout "-1s": must not be negative`},
+		{[]string{"lock", path, "--session-timeout", "0", "--", "true"}, `--session-timeout "0": must be positive`},
+		// command() gives --session-timeout before the command already.
+		{[]string{"--session-timeout", "5s", "lock", path, "--", "true"}, `--session-timeout "5s": given twice`},
+		{[]string{"lock", path, "--data", "a", "--data", "b", "--", "true"}, `--data "b": given twice`},
+		{[]string{"semaphore", path, "--leases", "2", "--leases", "3", "--", "true"}, `--leases "3": given twice`},
+		{[]string{"lock", path, "-n", "--timeout", "1s", "--", "true"}, "-n and --timeout exclude each other"},
+		{[]string{"multilock", path + "," + path + "2", "-n", "--", "true"}, "multilock: cannot try once"},
+		{[]string{"double-barrier", path, "--members", "2", "--timeout", "0", "--", "true"}, "double-barrier: cannot try once"},
+	} {
+		code, _, stderr := zkrecipes(t, c.args...)
+		assert.Equal(t, 64, code, "%q: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.want, "%q", c.args)
+	}
+	ok, _, err := admin.Exists(path)
+	require.NoError(t, err)
+	assert.False(t, ok, "bad usage created %s", path)
+}
+
+// TestTryOnce: -n and --timeout 0 try once, like flock -n: a held lock or a
+// barrier that is up exits 75 at once and leaves nothing behind; a free one
+// is taken.
+func TestTryOnce(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	path := root + "/lock"
+	holder := command(t, "lock", path, "--data", "the-holder", "--", "sleep", "30")
+	require.NoError(t, holder.Start())
+	defer stop(holder)
+	waitNodes(t, admin, path, 1)
+	before := lockNodes(t, admin, path)
+	for _, try := range [][]string{{"-n"}, {"--timeout", "0"}} {
+		args := append(append([]string{"lock", path}, try...), "--", "true")
+		code, _, stderr := zkrecipes(t, args...)
+		assert.Equal(t, 75, code, "%q: %s", args, stderr)
+		assert.Contains(t, stderr, path+" is busy (tried once)")
+		assert.Equal(t, before, lockNodes(t, admin, path), "%q left a node", args)
+
+		free := append(append([]string{"lock", root + "/free"}, try...), "--", "true")
+		code, _, stderr = zkrecipes(t, free...)
+		assert.Equal(t, 0, code, "%q: %s", free, stderr)
+	}
+
+	barrier := root + "/barrier"
+	code, _, stderr := zkrecipes(t, "barrier", "wait", barrier, "-n")
+	assert.Equal(t, 0, code, "a barrier that is down: %s", stderr)
+	code, _, stderr = zkrecipes(t, "barrier", "set", barrier)
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = zkrecipes(t, "barrier", "wait", barrier, "--timeout", "0")
+	assert.Equal(t, 75, code, "a barrier that is up: %s", stderr)
+	code, _, stderr = zkrecipes(t, "barrier", "remove", barrier, "-n")
+	assert.Equal(t, 0, code, stderr)
+}
+
+// TestSemaphoreLeasesMismatchExits65: another --leases than the one in use
+// is not a usage error but a conflict with what is at the path.
+func TestSemaphoreLeasesMismatchExits65(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/sem"
+	holder := command(t, "semaphore", path, "--leases", "3", "--", "sleep", "30")
+	require.NoError(t, holder.Start())
+	defer stop(holder)
+	waitNodes(t, admin, path+"/leases", 1)
+	code, _, stderr := zkrecipes(t, "semaphore", path, "--leases", "2", "--timeout", "10s", "--", "true")
+	assert.Equal(t, 65, code, stderr)
+	assert.Contains(t, stderr, "different number of leases")
+}
