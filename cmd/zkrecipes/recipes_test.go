@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -199,6 +201,22 @@ func TestInspectKnowsEveryLayout(t *testing.T) {
 	assert.Equal(t, "missing", missing.Type)
 }
 
+// startHolding runs zkrecipes with args and a command that says when it
+// runs, and returns once it does: the lock is held, not merely queued (a
+// lock still reading its first listing would refuse a path that another
+// recipe's nodes join meanwhile).
+func startHolding(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	p := command(t, append(args, "--", "sh", "-c", "echo holding; exec sleep 30")...)
+	out, err := p.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, p.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the command never ran")
+	require.Equal(t, "holding\n", line)
+	return p
+}
+
 // waitHeld waits until inspect reports a holder at path.
 func waitHeld(t *testing.T, path string) {
 	t.Helper()
@@ -214,10 +232,8 @@ func waitHeld(t *testing.T, path string) {
 func TestInspectShowsAMixedPath(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	path := zktest.Root(t, admin) + "/p"
-	holder := command(t, "lock", path, "--data", "go-holder", "--", "sleep", "30")
-	require.NoError(t, holder.Start())
+	holder := startHolding(t, "lock", path, "--data", "go-holder")
 	defer stop(holder)
-	waitNodes(t, admin, path, 1)
 	_, err := admin.CreateContainer(path+"/leases", nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 	lease, err := admin.Create(path+"/leases/_c_0b9a4f1e-6c1d-4d5e-9f00-1a2b3c4d5e6f-lease-", []byte("java-holder"),
@@ -253,10 +269,8 @@ func TestInspectShowsAMixedPath(t *testing.T) {
 func TestOtherRecipeOnAHeldPathExits65(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	path := zktest.Root(t, admin) + "/p"
-	holder := command(t, "lock", path, "--", "sleep", "30")
-	require.NoError(t, holder.Start())
+	holder := startHolding(t, "lock", path)
 	defer stop(holder)
-	waitNodes(t, admin, path, 1)
 	before := lockNodes(t, admin, path)
 	for _, args := range [][]string{
 		{"wlock", path, "--timeout", "10s", "--", "true"},
