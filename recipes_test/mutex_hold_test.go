@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -172,24 +174,38 @@ func TestHoldOutlivesAcquireDeadline(t *testing.T) {
 func TestUnlockAfterLossEndsWithLoss(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	s := connect(t)
+	proxy := zktest.ProxyT(t)
+	s := connect(t, recipes.WithDialer(proxy.Dialer))
 	m := newMutex(t, s, root+"/lock")
 	held, err := m.Lock(bg())
 	require.NoError(t, err)
-	ps, err := m.Participants(bg())
-	require.NoError(t, err)
-	require.Len(t, ps, 1)
-	require.NoError(t, admin.Delete(ps[0].Path, -1))
-	err = held.Release(bg())
-	assert.ErrorIs(t, err, locks.ErrLockLost, "Unlock")
-	assert.ErrorIs(t, held.Err(), locks.ErrLockLost, "the held context")
+	err = releaseUnaware(t, proxy, admin, held)
+	assert.ErrorIs(t, err, locks.ErrLockLost, "Release")
+	assert.ErrorIs(t, held.Err(), locks.ErrLockLost, "the hold")
+	assert.ErrorIs(t, context.Cause(held.Context()), locks.ErrLockLost, "the hold's context")
 
 	sem := newSemaphore(t, s, root+"/sem", 1)
 	leases, err := sem.Acquire(bg(), 1)
 	require.NoError(t, err)
-	require.NoError(t, admin.Delete(leases[0].Node(), -1))
-	assert.ErrorIs(t, leases[0].Release(bg()), locks.ErrLockLost, "Lease.Release")
-	assert.ErrorIs(t, leases[0].Err(), locks.ErrLockLost, "Lease.Err")
+	assert.ErrorIs(t, releaseUnaware(t, proxy, admin, leases[0]), locks.ErrLockLost, "a lease's Release")
+	assert.ErrorIs(t, leases[0].Err(), locks.ErrLockLost, "the lease")
+}
+
+// releaseUnaware deletes h's node behind its back and releases h before the
+// deletion's notification can reach it: the proxy holds everything the
+// server sends until Release has sent its delete.
+func releaseUnaware(t *testing.T, proxy *zktest.Proxy, admin *zk.Conn, h *locks.Hold) error {
+	t.Helper()
+	proxy.StallDown()
+	defer proxy.Restore()
+	require.NoError(t, admin.Delete(h.Node(), -1))
+	before := proxy.Traffic()
+	released := make(chan error, 1)
+	go func() { released <- h.Release(bg()) }()
+	// Release stops the hold's watcher before it sends the delete.
+	eventually(t, "Release's delete to be sent", func() bool { return proxy.Traffic().Sub(before).Requests > 0 })
+	proxy.Restore()
+	return <-released
 }
 
 // TestRevokeOnlyLockNodes: Revoke refuses, and leaves untouched, whatever is
