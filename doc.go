@@ -1,9 +1,11 @@
 // Package recipes holds the Session that every zkrecipes recipe works in: one
 // ZooKeeper session, its connection, and the knowledge of when it has ended.
 //
-// The recipes themselves are in the subpackages: locks (Mutex, and more to
-// come: Curator's lock recipes) and, later, barriers. They are wire-compatible
-// with Apache Curator 5.x, so Go and Java processes can share lock paths.
+// The recipes themselves are in the subpackages: locks (Mutex, RWMutex,
+// Semaphore, SemaphoreMutex, MultiLock: Curator's lock recipes, each acquire
+// returning a locks.Hold) and barriers (Barrier, DoubleBarrier). They are
+// wire-compatible with Apache Curator 5.x, so Go and Java processes can share
+// lock paths and barriers.
 //
 //	sess, err := recipes.Connect(ctx, []string{"zk1:2181", "zk2:2181"})
 //	if err != nil { ... }
