@@ -44,7 +44,7 @@ type Frozen struct {
 	Hold       string
 	Pid        int
 	Superseded bool          // lost, and another hold took its place (an enter that would conflict with it)
-	End        string        // EvExit, EvLoss, "loss (from Unlock)", EvKill, or "" if it never ended
+	End        string        // EvExit, EvLoss, "loss (from Release)", EvKill, or "" if it never ended
 	AfterCont  time.Duration // from the SIGCONT to the end being logged
 	Rejected   int           // its guarded writes the server refused
 }
@@ -79,7 +79,7 @@ func (r *Report) add(rule string, seq int, format string, args ...any) {
 type hold struct {
 	enter     Event
 	end       *Event  // the first exit or loss; nil if none
-	unlockErr *Event  // a loss logged after the exit: Unlock reported the hold lost
+	unlockErr *Event  // a loss logged after the exit: Release reported the hold lost
 	killedAt  int     // seq of the kill -9 that ended it, 0 if none
 	frozenAt  *Event  // the SIGSTOP that caught it holding
 	taken     *Event  // the first enter that took its place while it was exempt
@@ -95,7 +95,7 @@ func (h *hold) lost() bool    { return h.loss() != nil }
 func (h *hold) shared() bool  { return h.enter.Recipe == RecipeRead || h.enter.Recipe == RecipeLease }
 func (h *hold) writers() bool { return !h.shared() } // its writes must be totally ordered
 // loss returns the event that told the holder of its loss: its end, or a
-// loss logged after its exit when Unlock reported that the hold had been lost
+// loss logged after its exit when Release reported that the hold had been lost
 // before it was released.
 func (h *hold) loss() *Event {
 	if h.end != nil && h.end.Type == EvLoss {

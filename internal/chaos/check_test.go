@@ -185,12 +185,12 @@ func TestCheck(t *testing.T) {
 			fault(5, EvHung, 10), end(6, 12)),
 		want: []string{RuleLiveness, RuleLiveness, RuleLiveness}, // 11 vanished, c never ended, 10 hung
 	}, {
-		name: "stopped holder told of its loss by Unlock",
+		name: "stopped holder told of its loss by Release",
 		events: timeline(enter(1, 10, "a", RecipeMutex, m, 5), fault(2, EvStop, 10),
 			enter(3000, 11, "b", RecipeMutex, m, 7), fault(3500, EvCont, 10),
 			write(4502, 10, "a", m, 5, false, 0, 3501), exit(4503, 10, "a"), loss(4510, 10, "a"), exit(4600, 11, "b")),
 	}, {
-		name: "holder told of its loss only by Unlock",
+		name: "holder told of its loss only by Release",
 		events: timeline(enter(1, 10, "a", RecipeMutex, m, 5), enter(3000, 11, "b", RecipeMutex, m, 7),
 			exit(4503, 10, "a"), loss(4510, 10, "a"), exit(4600, 11, "b")),
 		want: []string{RuleLossOrder},

@@ -100,7 +100,7 @@ func frozen(h *hold) Frozen {
 	f := Frozen{Hold: h.id(), Pid: h.enter.Pid, Rejected: h.rejected, Superseded: h.taken != nil}
 	switch {
 	case h.unlockErr != nil:
-		f.End = EvLoss + " (from Unlock)"
+		f.End = EvLoss + " (from Release)"
 	case h.end != nil:
 		f.End = h.end.Type
 	case h.killedAt != 0:
