@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
@@ -23,12 +24,12 @@ type Barrier struct {
 
 // NewBarrier returns the barrier at path. It does no I/O, and refuses a nil
 // session, a malformed path or data over MaxDataSize.
-func NewBarrier(sess *recipes.Session, path string, opts ...Option) (*Barrier, error) {
-	cfg, err := validate(sess, path, opts)
+func NewBarrier(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*Barrier, error) {
+	data, err := args.Check(sess, path, opts, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
-	return &Barrier{sess: sess, path: path, data: cfg.data}, nil
+	return &Barrier{sess: sess, path: path, data: data}, nil
 }
 
 // Path returns the barrier's path.

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
@@ -52,13 +53,13 @@ type DoubleBarrier struct {
 // NewDoubleBarrier returns a member of the double barrier at path that opens
 // when members have entered. It does no I/O, and refuses members < 1 besides
 // what NewBarrier refuses.
-func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...Option) (*DoubleBarrier, error) {
-	cfg, err := validate(sess, path, opts)
+func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...recipes.NodeOption) (*DoubleBarrier, error) {
+	data, err := args.Check(sess, path, opts, ErrInvalid)
+	if err == nil {
+		err = args.AtLeastOne(members, "a double barrier", "member", ErrInvalid)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if members < 1 {
-		return nil, fmt.Errorf("%w: a double barrier needs at least 1 member, not %d", ErrInvalid, members)
 	}
 	return &DoubleBarrier{
 		sess:    sess,
@@ -66,7 +67,7 @@ func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...O
 		ready:   zpath.Join(path, readyNode),
 		node:    zpath.Join(path, seqnode.NewUUID()),
 		members: members,
-		data:    cfg.data,
+		data:    data,
 	}, nil
 }
 

@@ -1,14 +1,18 @@
 package barriers
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/zkrecipes/recipes"
+)
 
 // Errors returned by the barriers. Match them with errors.Is; each is wrapped
 // with the details of the case.
 var (
-	// ErrInvalid is wrapped by every error for bad input: a malformed path,
-	// a member count below 1, data too large, a nil session. Nothing is
-	// created.
-	ErrInvalid = errors.New("barriers: invalid argument")
+	// ErrInvalid is recipes.ErrInvalid, which every error for bad input
+	// wraps: a malformed path, a member count below 1, data too large, a
+	// nil session. Nothing is created.
+	ErrInvalid = recipes.ErrInvalid
 
 	// ErrOtherRecipe is returned when a barrier's path is in use by a lock
 	// (or a double barrier's by a barrier of the other kind's children):

@@ -77,7 +77,7 @@ func ExampleInspect() {
 		log.Fatal(err)
 	}
 	defer sess.Close()
-	b, err := barriers.NewBarrier(sess, "/examples/inspected-gate", barriers.WithData([]byte("release-manager")))
+	b, err := barriers.NewBarrier(sess, "/examples/inspected-gate", recipes.WithData([]byte("release-manager")))
 	if err != nil {
 		log.Fatal(err)
 	}

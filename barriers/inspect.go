@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -27,12 +28,9 @@ type Usage struct {
 // locks.Inspect). A path that does not exist is an error wrapping
 // zk.ErrNoNode: no Barrier is up there.
 func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, error) {
-	if _, err := validate(sess, path, nil); err != nil {
-		return nil, err
-	}
-	names, data, err := layout.Read(ctx, sess, path)
+	names, data, err := layout.Read(ctx, sess, path, args.Where(sess, path, ErrInvalid))
 	if err != nil {
-		return nil, fmt.Errorf("barriers: inspect %s: %w", path, err)
+		return nil, fmt.Errorf("barriers: %w", err)
 	}
 	if len(names) == 0 {
 		if len(data) == 0 {

@@ -37,7 +37,7 @@ func BenchmarkContended(b *testing.B) {
 		// zk.Lock makes the lock's directory and its parents persistent.
 		removeAtEnd(b, admin, root)
 		path := root + "/zklock"
-		data := locks.DefaultData()
+		data := recipes.DefaultData()
 		contend(b, func(sess *recipes.Session) (locker, error) {
 			return &zkLocker{l: zk.NewLock(sess.Conn(), path, acl), data: data}, nil
 		})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
@@ -35,7 +36,7 @@ func benchFloor(b *testing.B) {
 	p := zktest.ProxyT(b)
 	sess := connect(b, p)
 	conn := sess.Conn()
-	data := locks.DefaultData()
+	data := recipes.DefaultData()
 	prefix := dir + "/_c_"
 
 	before := p.Traffic()
@@ -89,7 +90,7 @@ func benchZKLockUncontended(b *testing.B) {
 	p := zktest.ProxyT(b)
 	sess := connect(b, p)
 	l := zk.NewLock(sess.Conn(), root+"/zklock", acl)
-	data := locks.DefaultData()
+	data := recipes.DefaultData()
 	lockUnlock := func() {
 		if err := l.LockWithData(data); err != nil {
 			b.Fatalf("lock: %v", err)

@@ -3,6 +3,7 @@ package locks
 import (
 	"errors"
 
+	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
@@ -52,7 +53,8 @@ var (
 	// written.
 	ErrNotRevocable = errors.New("locks: not a revocable lock node")
 
-	// ErrInvalid is wrapped by every error for bad input: a malformed path,
-	// data too large, a nil session. Nothing is created.
-	ErrInvalid = errors.New("locks: invalid argument")
+	// ErrInvalid is recipes.ErrInvalid, which every error for bad input
+	// wraps: a malformed path, data too large, a nil session. Nothing is
+	// created.
+	ErrInvalid = recipes.ErrInvalid
 )

@@ -358,6 +358,10 @@ func holds(ctx context.Context, key any) bool {
 // A taker takes an engine hold: seqnode.TryAcquire, or wait.
 type taker func(context.Context, znode.Session, seqnode.Spec) (*seqnode.Hold, bool, error)
 
+// waited drops the "taken" result of a wait, which is true whenever there is
+// no error: the Lock methods return the TryLock methods' results through it.
+func waited(h *Hold, _ bool, err error) (*Hold, error) { return h, err }
+
 // wait is seqnode.Acquire as a taker.
 func wait(ctx context.Context, sess znode.Session, spec seqnode.Spec) (*seqnode.Hold, bool, error) {
 	h, err := seqnode.Acquire(ctx, sess, spec)

@@ -59,7 +59,7 @@ func isNil(l Locker) bool {
 
 // NewMultiMutex returns a MultiLock over a Mutex at each path (Curator's
 // path-list constructor).
-func NewMultiMutex(sess *recipes.Session, paths []string, opts ...Option) (*MultiLock, error) {
+func NewMultiMutex(sess *recipes.Session, paths []string, opts ...recipes.NodeOption) (*MultiLock, error) {
 	members := make([]Locker, len(paths))
 	for i, p := range paths {
 		m, err := NewMutex(sess, p, opts...)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
@@ -27,14 +28,14 @@ const mutexLockName = layout.MutexLockName
 // NewMutex returns the mutex at path. It does no I/O: the path's nodes are
 // created when the lock is first taken. It fails, creating nothing, if sess is
 // nil, path is not a valid absolute ZooKeeper path, or the data is too large.
-func NewMutex(sess *recipes.Session, path string, opts ...Option) (*Mutex, error) {
-	cfg, err := validate(sess, path, opts)
+func NewMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*Mutex, error) {
+	data, err := args.Check(sess, path, opts, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
 	return &Mutex{
 		sess: sess,
-		spec: mutexSpec(path, cfg.data),
+		spec: mutexSpec(path, data),
 		key:  holdKey{kind: "mutex", sess: sess, path: path},
 	}, nil
 }
@@ -66,8 +67,7 @@ func (m *Mutex) Path() string { return m.spec.Dir }
 // behind. If ctx has already ended, Lock returns its cause at once: it sends
 // no request, and does not re-enter either.
 func (m *Mutex) Lock(ctx context.Context) (*Hold, error) {
-	h, _, err := acquire(ctx, m.sess, m.key, m.spec, wait)
-	return h, err
+	return waited(acquire(ctx, m.sess, m.key, m.spec, wait))
 }
 
 // TryLock takes the mutex if it is free now, and reports whether it did. It

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -33,12 +34,9 @@ type Usage struct {
 // semaphore whose number of leases is not recorded counts every lease as
 // held. A path that does not exist is an error wrapping zk.ErrNoNode.
 func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, error) {
-	if _, err := validate(sess, path, nil); err != nil {
-		return nil, err
-	}
-	names, data, err := layout.Read(ctx, sess, path)
+	names, data, err := layout.Read(ctx, sess, path, args.Where(sess, path, ErrInvalid))
 	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", path, err)
+		return nil, err
 	}
 	var out []Usage
 	for _, k := range layout.Present(names) {

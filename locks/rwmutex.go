@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -43,15 +44,15 @@ type RWMutex struct {
 
 // NewRWMutex returns the read/write lock at path. Like NewMutex, it does no
 // I/O and refuses bad input.
-func NewRWMutex(sess *recipes.Session, path string, opts ...Option) (*RWMutex, error) {
-	cfg, err := validate(sess, path, opts)
+func NewRWMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*RWMutex, error) {
+	data, err := args.Check(sess, path, opts, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
 	return &RWMutex{
 		sess:     sess,
 		path:     path,
-		data:     cfg.data,
+		data:     data,
 		readKey:  holdKey{kind: "rw-read", sess: sess, path: path},
 		writeKey: holdKey{kind: "rw-write", sess: sess, path: path},
 	}, nil
@@ -74,8 +75,7 @@ func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 // Lock takes the write lock, waiting until every reader and writer queued
 // before it is gone, and returns its Hold, as Mutex.Lock does.
 func (rw *RWMutex) Lock(ctx context.Context) (*Hold, error) {
-	h, _, err := rw.lock(ctx, wait)
-	return h, err
+	return waited(rw.lock(ctx, wait))
 }
 
 // TryLock takes the write lock if nobody holds or waits for either half now.
@@ -103,8 +103,7 @@ func (rw *RWMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
 // The read Hold is a hold of its own: its Context carries the write Hold's
 // values but outlives it.
 func (rw *RWMutex) RLock(ctx context.Context) (*Hold, error) {
-	h, _, err := rw.rlock(ctx, wait)
-	return h, err
+	return waited(rw.rlock(ctx, wait))
 }
 
 // TryRLock takes the read lock if no writer holds or waits for it now.

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -50,23 +51,23 @@ type Semaphore struct {
 
 // NewSemaphore returns the semaphore at path with maxLeases leases. Like
 // NewMutex it does no I/O; it also refuses maxLeases < 1.
-func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...Option) (*Semaphore, error) {
-	cfg, err := validate(sess, path, opts)
+func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...recipes.NodeOption) (*Semaphore, error) {
+	data, err := args.Check(sess, path, opts, ErrInvalid)
+	if err == nil {
+		err = args.AtLeastOne(maxLeases, "a semaphore", "lease", ErrInvalid)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if maxLeases < 1 {
-		return nil, fmt.Errorf("%w: a semaphore needs at least 1 lease, not %d", ErrInvalid, maxLeases)
 	}
 	return &Semaphore{
 		sess: sess,
 		path: path,
 		max:  maxLeases,
-		gate: mutexSpec(zpath.Join(path, semaphoreGate), cfg.data),
+		gate: mutexSpec(zpath.Join(path, semaphoreGate), data),
 		leases: seqnode.Spec{
 			Dir:    zpath.Join(path, semaphoreLeases),
 			Prefix: leaseLockName,
-			Data:   cfg.data,
+			Data:   data,
 			Holds:  seqnode.AtMost(maxLeases),
 		},
 	}, nil

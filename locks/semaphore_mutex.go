@@ -24,7 +24,7 @@ type SemaphoreMutex struct {
 
 // NewSemaphoreMutex returns the semaphore mutex at path. Like NewMutex, it
 // does no I/O and refuses bad input.
-func NewSemaphoreMutex(sess *recipes.Session, path string, opts ...Option) (*SemaphoreMutex, error) {
+func NewSemaphoreMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*SemaphoreMutex, error) {
 	sem, err := NewSemaphore(sess, path, 1, opts...)
 	if err != nil {
 		return nil, err
@@ -38,8 +38,7 @@ func (m *SemaphoreMutex) Path() string { return m.sem.path }
 // Lock takes the lock, waiting until it is free or ctx ends, and returns the
 // Hold (see Mutex.Lock; it is not reentrant).
 func (m *SemaphoreMutex) Lock(ctx context.Context) (*Hold, error) {
-	h, _, err := m.lock(ctx, wait)
-	return h, err
+	return waited(m.lock(ctx, wait))
 }
 
 // TryLock takes the lock if it is free now, and reports whether it did.

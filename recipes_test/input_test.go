@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
 	"github.com/zkrecipes/recipes/locks"
 )
@@ -30,9 +31,9 @@ func TestWithDataIsCopied(t *testing.T) {
 	admin, root := newRoot(t)
 	s := connect(t)
 	buf := []byte{1, 2, 3, 4}
-	rw, err := locks.NewRWMutex(s, root+"/rw", locks.WithData(buf))
+	rw, err := locks.NewRWMutex(s, root+"/rw", recipes.WithData(buf))
 	require.NoError(t, err)
-	b, err := barriers.NewBarrier(s, root+"/barrier", barriers.WithData(buf))
+	b, err := barriers.NewBarrier(s, root+"/barrier", recipes.WithData(buf))
 	require.NoError(t, err)
 	buf[0] = 5
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/curatortest"
 	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
 	"github.com/zkrecipes/recipes/internal/zktest"
@@ -152,7 +153,7 @@ func TestMutexInteropParticipantsAndRevoke(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ps, 2)
 	assert.Equal(t, javaNode, ps[0].Path, "the Curator holder comes first")
-	assert.Equal(t, string(locks.DefaultData()), string(ps[1].Data))
+	assert.Equal(t, string(recipes.DefaultData()), string(ps[1].Data))
 	goNode := ps[1].Path
 	assert.Regexp(t, curatorNode, strings.TrimPrefix(goNode, path+"/"))
 

@@ -72,7 +72,7 @@ func connectCounted(t *testing.T, opts ...recipes.Option) (*recipes.Session, *zk
 	return connectTo(t, zktest.ServersT(t), append(opts, recipes.WithDialer(p.Dialer))...), p
 }
 
-func newMutex(t *testing.T, s *recipes.Session, path string, opts ...locks.Option) *locks.Mutex {
+func newMutex(t *testing.T, s *recipes.Session, path string, opts ...recipes.NodeOption) *locks.Mutex {
 	t.Helper()
 	m, err := locks.NewMutex(s, path, opts...)
 	require.NoError(t, err)

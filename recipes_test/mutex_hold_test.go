@@ -20,7 +20,7 @@ func TestMutexParticipantsDataAndDefault(t *testing.T) {
 	admin, root := newRoot(t)
 	path := root + "/lock"
 	a := newMutex(t, connect(t), path)
-	b := newMutex(t, connect(t), path, locks.WithData([]byte("worker-b")))
+	b := newMutex(t, connect(t), path, recipes.WithData([]byte("worker-b")))
 
 	held, err := a.Lock(bg())
 	require.NoError(t, err)
@@ -30,7 +30,7 @@ func TestMutexParticipantsDataAndDefault(t *testing.T) {
 	ps, err := b.Participants(bg())
 	require.NoError(t, err)
 	require.Len(t, ps, 2)
-	assert.Equal(t, string(locks.DefaultData()), string(ps[0].Data), "holder first, with default data")
+	assert.Equal(t, string(recipes.DefaultData()), string(ps[0].Data), "holder first, with default data")
 	assert.Equal(t, "worker-b", string(ps[1].Data))
 	token := held.Token()
 	assert.Equal(t, token, ps[0].Token)

@@ -285,7 +285,7 @@ func TestMutexBadInputCreatesNothing(t *testing.T) {
 		_, err := locks.NewMutex(s, p)
 		assert.ErrorIs(t, err, locks.ErrInvalid, "path %q", p)
 	}
-	_, err := locks.NewMutex(s, root+"/lock", locks.WithData(make([]byte, locks.MaxDataSize+1)))
+	_, err := locks.NewMutex(s, root+"/lock", recipes.WithData(make([]byte, recipes.MaxDataSize+1)))
 	assert.ErrorIs(t, err, locks.ErrInvalid)
 	assert.Contains(t, err.Error(), "MaxDataSize")
 	_, err = locks.NewMutex(nil, root+"/lock")
@@ -296,7 +296,7 @@ func TestMutexBadInputCreatesNothing(t *testing.T) {
 	assert.False(t, ok, "bad input created %s", root)
 
 	// The largest data allowed does go through.
-	m := newMutex(t, s, root+"/lock", locks.WithData(make([]byte, locks.MaxDataSize)))
+	m := newMutex(t, s, root+"/lock", recipes.WithData(make([]byte, recipes.MaxDataSize)))
 	held, err := m.Lock(bg())
 	require.NoError(t, err)
 	require.NoError(t, held.Release(bg()))

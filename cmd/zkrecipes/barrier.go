@@ -206,15 +206,15 @@ func checkCommon(path string, data string) error {
 	if err := recipes.ValidatePath(path); err != nil {
 		return err
 	}
-	if len(data) > barriers.MaxDataSize {
-		return fmt.Errorf("--data is %d bytes, more than %d", len(data), barriers.MaxDataSize)
+	if len(data) > recipes.MaxDataSize {
+		return fmt.Errorf("--data is %d bytes, more than %d", len(data), recipes.MaxDataSize)
 	}
 	return nil
 }
 
-func dataOption(data string) []barriers.Option {
+func dataOption(data string) []recipes.NodeOption {
 	if data == "" {
 		return nil
 	}
-	return []barriers.Option{barriers.WithData([]byte(data))}
+	return []recipes.NodeOption{recipes.WithData([]byte(data))}
 }

@@ -22,7 +22,7 @@ const (
 // runDemoJob is one demo worker's share of the batch: read the catalog
 // (worker-1 updates it), then move money between the accounts.
 func runDemoJob(ctx context.Context, sess *recipes.Session, state demoState, name string, transfers int, say func(string, ...any)) error {
-	me := locks.WithData([]byte(name))
+	me := recipes.WithData([]byte(name))
 	rw, err := locks.NewRWMutex(sess, demoCatalog, me)
 	if err != nil {
 		return err

@@ -91,8 +91,8 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 	if name == "semaphore" && leases < 1 {
 		return usagef("semaphore: --leases N (at least 1) is required")
 	}
-	if len(wf.data) > locks.MaxDataSize {
-		return usagef("%s: --data is %d bytes, more than %d", name, len(wf.data), locks.MaxDataSize)
+	if len(wf.data) > recipes.MaxDataSize {
+		return usagef("%s: --data is %d bytes, more than %d", name, len(wf.data), recipes.MaxDataSize)
 	}
 	// Check before connecting: bad input creates nothing, and is a usage
 	// error even when ZooKeeper is down.
@@ -105,9 +105,9 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 			return usagef("%s: %v", name, err)
 		}
 	}
-	var opts []locks.Option
+	var opts []recipes.NodeOption
 	if wf.data != "" {
-		opts = append(opts, locks.WithData([]byte(wf.data)))
+		opts = append(opts, recipes.WithData([]byte(wf.data)))
 	}
 
 	g.connectTimeout = wf.timeout

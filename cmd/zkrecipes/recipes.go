@@ -20,7 +20,7 @@ type lockOps struct {
 }
 
 // buildOps makes the recipe a command names.
-func buildOps(name string, sess *recipes.Session, paths []string, leases int, opts []locks.Option) (lockOps, error) {
+func buildOps(name string, sess *recipes.Session, paths []string, leases int, opts []recipes.NodeOption) (lockOps, error) {
 	path := paths[0]
 	status := func(ctx context.Context) string { return statusLine(ctx, sess, paths) }
 	switch name {

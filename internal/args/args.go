@@ -1,7 +1,7 @@
 // Package args is the one place where recipe constructors check what they
-// are given, and where the options that locks and barriers share live: the
-// recipe packages declare their own Option type over Options and wrap their
-// own ErrInvalid, so both apply the same rules with the same words.
+// are given, and where what recipes.NodeOption sets lives (the root package
+// declares the option type over Options; internal packages cannot import
+// it), so every recipe applies the same rules with the same words.
 package args
 
 import (
@@ -35,6 +35,29 @@ type Options struct {
 // SetData sets the data of the nodes a recipe creates (WithData).
 func (o *Options) SetData(data []byte) { o.data, o.dataSet = data, true }
 
+// Where checks the session and path that everything a recipe package does
+// is given: sess must not be nil, and path must be a valid absolute
+// ZooKeeper path. Its errors wrap invalid.
+func Where[S any](sess *S, path string, invalid error) error {
+	if sess == nil {
+		return fmt.Errorf("%w: nil session", invalid)
+	}
+	if err := zpath.Validate(path); err != nil {
+		return fmt.Errorf("%w: %w", invalid, err)
+	}
+	return nil
+}
+
+// AtLeastOne checks a recipe's count (a semaphore's leases, a double
+// barrier's members): n must be 1 or more. unit names one of what is
+// counted; its error wraps invalid.
+func AtLeastOne(n int, recipe, unit string, invalid error) error {
+	if n < 1 {
+		return fmt.Errorf("%w: %s needs at least 1 %s, not %d", invalid, recipe, unit, n)
+	}
+	return nil
+}
+
 // Check applies opts and checks what every recipe constructor is given: a
 // session (a *recipes.Session; only whether it is nil is checked), a valid
 // path, and data within MaxDataSize. It returns the data the recipe's nodes
@@ -45,11 +68,8 @@ func Check[S any, O ~func(*Options)](sess *S, path string, opts []O, invalid err
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if sess == nil {
-		return nil, fmt.Errorf("%w: nil session", invalid)
-	}
-	if err := zpath.Validate(path); err != nil {
-		return nil, fmt.Errorf("%w: %w", invalid, err)
+	if err := Where(sess, path, invalid); err != nil {
+		return nil, err
 	}
 	if !o.dataSet {
 		return DefaultData(), nil

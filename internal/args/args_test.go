@@ -56,3 +56,15 @@ func TestDefaultDataIsHostAndPid(t *testing.T) {
 		t.Fatalf("DefaultData() = %q, want %q", got, want)
 	}
 }
+
+func TestAtLeastOne(t *testing.T) {
+	if err := AtLeastOne(1, "a semaphore", "lease", errTestInvalid); err != nil {
+		t.Fatalf("1 lease refused: %v", err)
+	}
+	for _, n := range []int{0, -1} {
+		err := AtLeastOne(n, "a semaphore", "lease", errTestInvalid)
+		if !errors.Is(err, errTestInvalid) || !strings.Contains(err.Error(), "a semaphore needs at least 1 lease, not "+strconv.Itoa(n)) {
+			t.Errorf("AtLeastOne(%d) = %v", n, err)
+		}
+	}
+}

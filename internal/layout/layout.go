@@ -112,9 +112,14 @@ func UUIDShaped(s string) bool {
 }
 
 // Read returns the children of path and its data, as one listing in one
-// retry: what Inspect needs to tell the recipes at path apart. A missing
-// path is zk.ErrNoNode.
-func Read(ctx context.Context, sess znode.Session, path string) (names []string, data []byte, err error) {
+// retry: what an Inspect needs to tell the recipes at path apart. invalid
+// is the Inspect's check of its arguments: when it is not nil, Read returns
+// it and reads nothing. Any other error says "inspect <path>"; a missing
+// path wraps zk.ErrNoNode.
+func Read(ctx context.Context, sess znode.Session, path string, invalid error) (names []string, data []byte, err error) {
+	if invalid != nil {
+		return nil, nil, invalid
+	}
 	err = sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
 		if names, _, err = conn.Children(path); err != nil {
@@ -123,5 +128,8 @@ func Read(ctx context.Context, sess znode.Session, path string) (names []string,
 		data, _, err = conn.Get(path)
 		return err
 	})
-	return names, data, err
+	if err != nil {
+		return nil, nil, fmt.Errorf("inspect %s: %w", path, err)
+	}
+	return names, data, nil
 }
