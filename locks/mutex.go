@@ -15,7 +15,12 @@ import (
 // loss, fencing and cancellation.
 //
 // A Mutex holds no state of its own beyond its configuration; it is safe for
-// concurrent use, and any number of goroutines may share one value.
+// concurrent use, and any number of goroutines may share one value. The
+// goroutines of one session waiting for one path (through one Mutex value or
+// several) queue in the process, in the order they called Lock, with at most
+// two of them in ZooKeeper at a time: the holder and the next in line. Each
+// takes its turn at the back of the ZooKeeper queue, so other processes are
+// not starved (docs/semantics.md, "Many goroutines, one session").
 type Mutex struct {
 	sess *recipes.Session
 	spec seqnode.Spec
@@ -42,7 +47,7 @@ func NewMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*
 
 // mutexSpec describes a Mutex's node; a Semaphore's gate is one too.
 func mutexSpec(path string, data []byte) seqnode.Spec {
-	return seqnode.Spec{Dir: path, Prefix: mutexLockName, Data: data, Holds: seqnode.FirstN(1), Refuse: refuseOthers(path, layout.Mutex)}
+	return seqnode.Spec{Dir: path, Prefix: mutexLockName, Data: data, Holds: seqnode.FirstN(1), Local: true, Refuse: refuseOthers(path, layout.Mutex)}
 }
 
 // refuseOthers returns the engine's check that no other recipe uses path.
@@ -71,7 +76,9 @@ func (m *Mutex) Lock(ctx context.Context) (*Hold, error) {
 }
 
 // TryLock takes the mutex if it is free now, and reports whether it did. It
-// never waits for another holder (it does talk to ZooKeeper, within ctx).
+// never waits for another holder. It talks to ZooKeeper, within ctx, unless
+// other goroutines of this session are waiting for the mutex already: then
+// it is not free, and TryLock returns false at once.
 // When it returns false it leaves no node behind. A ctx that carries a Hold
 // of the mutex re-enters, as with Lock.
 func (m *Mutex) TryLock(ctx context.Context) (*Hold, bool, error) {

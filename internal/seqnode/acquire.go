@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 
@@ -34,6 +35,11 @@ type Spec struct {
 	// node goes, instead of applying the deletion to the listing it has.
 	// Only layouts where a node can appear ahead of a queued one need it.
 	Relist bool
+
+	// Local makes the goroutines of one session queue for this lock in
+	// the process (see local.go): only for a lock one node at a time
+	// holds, whose nodes are all created with ZooKeeper's sequence.
+	Local bool
 
 	// Refuse, if set, is given the names in the listing made right after
 	// our node was created; an error from it ends the acquire (our node is
@@ -64,13 +70,29 @@ var errBusy = errors.New("not free")
 // session deletes it in the background as soon as it can (or it dies with
 // the session). A Hold it returns knows its token.
 func Acquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, error) {
-	return acquire(ctx, sess, spec, await)
+	if !spec.Local {
+		return acquire(ctx, sess, spec, await, nil)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return inLocalTurn(ctx, sess, spec, true, func(created func()) (*Hold, error) {
+		return acquire(ctx, sess, spec, await, created)
+	})
 }
 
 // TryAcquire is Acquire that does not wait: if spec.Holds does not say it
 // holds at the first listing, it deletes its node and returns false.
 func TryAcquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, bool, error) {
-	h, err := acquire(ctx, sess, spec, holdsNow)
+	var h *Hold
+	var err error
+	if spec.Local {
+		h, err = inLocalTurn(ctx, sess, spec, false, func(created func()) (*Hold, error) {
+			return acquire(ctx, sess, spec, holdsNow, created)
+		})
+	} else {
+		h, err = acquire(ctx, sess, spec, holdsNow, nil)
+	}
 	if errors.Is(err, errBusy) {
 		return nil, false, nil
 	}
@@ -81,7 +103,13 @@ func TryAcquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, bool
 // await waits for it, holdsNow does not (errBusy).
 type turn func(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error)
 
-func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn) (*Hold, error) {
+// acquire creates our node and takes its turn. created, if not nil, is
+// called once, when the first node is created or acquire gives up before.
+func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, created func()) (*Hold, error) {
+	if created != nil {
+		created = sync.OnceFunc(created)
+		defer created()
+	}
 	for {
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
@@ -92,6 +120,9 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn) (*Ho
 		path, err := create(ctx, sess, spec, NewUUID())
 		if err != nil {
 			return nil, err
+		}
+		if created != nil {
+			created()
 		}
 		h, err := take(ctx, sess, spec, path)
 		if errors.Is(err, errRequeue) {

@@ -38,33 +38,34 @@ func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
 // The first listing also watches the directory: when we hold at once (the
 // uncontended case) that watch is all the hold needs, so taking a free lock
 // costs a create and a listing. A waiter watches the one node the predicate
-// names and, in the same round trip, its own node. When the watched node
-// goes, the waiter applies that to the listing it has: nodes created after
-// ours sort after ours, so if the predicate now says we hold, we do, with no
-// further read. Otherwise (a node ahead of it left out of turn, or the
-// listing is stale) it reads the children once more.
+// names and, in the same round trip, its own node.
+//
+// A waiter keeps no listing, only its place: the name of the node it
+// watches and whether the predicate says it holds once that node is gone.
+// Nodes created after ours sort after ours and a predicate is monotone, so
+// when the watched node goes and the place said so, we hold, with no read:
+// the hand-off costs the releaser's delete and one notification. Otherwise
+// (others were ahead too, or the layout needs Relist) it reads the children
+// once more. Either way a waiter's memory does not grow with the queue.
 func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error) {
 	name := zpath.Base(path)
 	dir, err := listWatched(ctx, sess, spec)
 	if err != nil {
 		return nil, err
 	}
-	nodes := dir.nodes
 	var own *ownWatch // our own node's watch, once we have waited for a node
 	revoked := false
+	p := spec.place(dir.nodes, name)
+	dir.nodes = nil // a waiter keeps no listing
 	for {
-		ours := Index(nodes, name)
-		if ours < 0 {
+		switch {
+		case p.missing:
 			return nil, errRequeue
-		}
-		holds, w := spec.Holds(nodes, ours)
-		if holds {
-			if own != nil {
-				return newHold(sess, path, own.stat.Czxid, own.events, true, revoked), nil
-			}
+		case p.holds && own != nil:
+			return newHold(sess, path, own.stat.Czxid, own.events, true, revoked), nil
+		case p.holds:
 			return dir.hold(sess, spec, path), nil
-		}
-		if w == WatchDir {
+		case p.watch == "":
 			// Wait for any change among the children (only one waiter
 			// at a time does this: the semaphore's gate holder), then
 			// read them again, with a new watch.
@@ -74,24 +75,59 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 			if dir, err = listWatched(ctx, sess, spec); err != nil {
 				return nil, err
 			}
-			nodes = dir.nodes
+			p = spec.place(dir.nodes, name)
+			dir.nodes = nil
 			continue
 		}
-		gone, err := waitFor(ctx, sess, zpath.Join(spec.Dir, nodes[w].Name), path, &own, &revoked)
+		gone, err := waitFor(ctx, sess, zpath.Join(spec.Dir, p.watch), path, &own, &revoked)
 		if err != nil {
 			return nil, err
 		}
 		if !gone {
 			continue // its data changed, which spends the watch: watch it again
 		}
-		nodes = slices.Delete(nodes, w, w+1)
-		if !spec.Relist && provesHold(spec, nodes, name) {
+		if p.holdsAfter && !spec.Relist {
+			p = place{holds: true}
 			continue
 		}
-		if nodes, err = list(ctx, sess, spec); err != nil {
+		nodes, err := list(ctx, sess, spec)
+		if err != nil {
 			return nil, err
 		}
+		p = spec.place(nodes, name)
 	}
+}
+
+// A place is what a waiter keeps from a listing: whether we hold, and if not,
+// the one node to watch ("" for the directory) and whether we hold once it is
+// gone.
+type place struct {
+	holds      bool
+	missing    bool   // our node is not in the listing
+	watch      string // name of the node to watch
+	holdsAfter bool   // the predicate says we hold once watch is gone
+}
+
+// place applies the predicate to a listing, for our node name.
+func (s Spec) place(nodes []Node, name string) place {
+	ours := Index(nodes, name)
+	if ours < 0 {
+		return place{missing: true}
+	}
+	holds, w := s.Holds(nodes, ours)
+	switch {
+	case holds:
+		return place{holds: true}
+	case w == WatchDir:
+		return place{}
+	}
+	p := place{watch: nodes[w].Name}
+	rest := slices.Delete(slices.Clone(nodes), w, w+1)
+	if ours > w {
+		ours--
+	}
+	p.holdsAfter, _ = s.Holds(rest, ours)
+	return p
 }
 
 // holdsNow lists the directory once: we hold, or the lock is busy.
@@ -139,17 +175,6 @@ func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedLis
 	}
 	l.nodes = ParseAll(names, spec.siblings()...)
 	return l, nil
-}
-
-// provesHold reports whether nodes, a listing with some nodes ahead of ours
-// since removed, already shows that we hold.
-func provesHold(spec Spec, nodes []Node, name string) bool {
-	ours := Index(nodes, name)
-	if ours < 0 {
-		return false
-	}
-	holds, _ := spec.Holds(nodes, ours)
-	return holds
 }
 
 // tokenFromListing returns our node's creation zxid when the listing taken

@@ -1,0 +1,162 @@
+package seqnode
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/zkrecipes/recipes/internal/znode"
+)
+
+// Local queueing. The goroutines of one session that take one exclusive lock
+// (a Spec with Local set) queue in this process, first come first served,
+// and at most two of them have a node in ZooKeeper at a time: the holder and
+// the next in line. So ten thousand goroutines waiting for one lock cost ten
+// thousand parked goroutines and two nodes, not ten thousand nodes, watches
+// and listings; and the next in line is already queued in ZooKeeper when the
+// holder lets go, so a hand-off within the process costs a delete and a
+// notification, like one between processes.
+//
+// Each goroutine still creates its own node when its local turn comes, at the
+// back of the ZooKeeper queue: a process with many waiters gets no more than
+// its place in line, and other processes are not starved.
+
+// localInZK is how many of one session's goroutines may have a node in
+// ZooKeeper for one lock at a time: the holder, and the next in line.
+const localInZK = 2
+
+// localKey names a local queue: one session, one lock. Specs with the same
+// directory and lock name are one lock in ZooKeeper, whatever their data.
+type localKey struct {
+	sess        znode.Session
+	dir, prefix string
+}
+
+// A localQueue gives localInZK goroutines at a time a turn to go to
+// ZooKeeper, in the order they joined, and one turn at a time: the next turn
+// is given once the goroutine before has created its node, so the nodes
+// queue in ZooKeeper in the order the goroutines joined. A goroutine is in
+// line the moment it joins, under the lock that counts it, which is what
+// LocalQueued tells (x/sync's semaphore.Weighted cannot say that).
+type localQueue struct {
+	users    int             // goroutines in line, in ZooKeeper, or holding
+	free     int             // turns not given
+	waiting  []chan struct{} // in line for a turn, oldest first
+	creating chan struct{}   // the turn whose node is not created yet, if any
+}
+
+// locals holds the local queues that some goroutine is using; a queue goes
+// when its last user leaves, so the map does not grow with locks used once.
+// One lock guards them all: it is held for a few instructions at a time.
+var locals = struct {
+	sync.Mutex
+	m map[localKey]*localQueue
+}{m: make(map[localKey]*localQueue)}
+
+// giveLocked gives the next turn, if one is free and no node is being
+// created.
+func (q *localQueue) giveLocked() {
+	if q.free == 0 || q.creating != nil || len(q.waiting) == 0 {
+		return
+	}
+	q.free--
+	q.creating = q.waiting[0]
+	q.waiting = q.waiting[1:]
+	close(q.creating)
+}
+
+// joinLocal puts the calling goroutine in line for a turn on the lock and
+// returns a channel that is closed when the turn comes. If wait is false and
+// the turn does not come at once, it leaves and returns nil.
+func joinLocal(k localKey, wait bool) <-chan struct{} {
+	locals.Lock()
+	defer locals.Unlock()
+	q := locals.m[k]
+	if q == nil {
+		q = &localQueue{free: localInZK}
+		locals.m[k] = q
+	}
+	turn := make(chan struct{})
+	q.waiting = append(q.waiting, turn)
+	q.giveLocked()
+	if q.creating != turn && !wait {
+		q.waiting = q.waiting[:len(q.waiting)-1]
+		if q.users == 0 {
+			delete(locals.m, k)
+		}
+		return nil
+	}
+	q.users++
+	return turn
+}
+
+// createdLocal records that the goroutine of turn has created its node (or
+// failed to): the next turn may be given.
+func createdLocal(k localKey, turn <-chan struct{}) {
+	locals.Lock()
+	defer locals.Unlock()
+	q := locals.m[k]
+	if q.creating == turn {
+		q.creating = nil
+		q.giveLocked()
+	}
+}
+
+// leaveLocal takes the calling goroutine out of the queue, handing on its
+// turn if it had one.
+func leaveLocal(k localKey, turn <-chan struct{}) {
+	locals.Lock()
+	defer locals.Unlock()
+	q := locals.m[k]
+	select {
+	case <-turn:
+		q.free++
+		if q.creating == turn {
+			q.creating = nil
+		}
+	default:
+		q.waiting = slices.DeleteFunc(q.waiting, func(c chan struct{}) bool { return c == turn })
+	}
+	q.giveLocked()
+	if q.users--; q.users == 0 {
+		delete(locals.m, k)
+	}
+}
+
+// inLocalTurn runs take once this goroutine's local turn has come (at once
+// for a TryAcquire, which gives up with errBusy if the turn does not come at
+// once). take calls created once its node is created, or it has given up
+// creating one. The turn is handed on when the Hold take returns ends, or at
+// once if take fails.
+func inLocalTurn(ctx context.Context, sess znode.Session, spec Spec, wait bool, take func(created func()) (*Hold, error)) (*Hold, error) {
+	k := localKey{sess: sess, dir: spec.Dir, prefix: spec.Prefix}
+	turn := joinLocal(k, wait)
+	if turn == nil {
+		return nil, errBusy
+	}
+	select {
+	case <-turn:
+	case <-ctx.Done():
+		leaveLocal(k, turn) // hands on a turn that came meanwhile
+		return nil, context.Cause(ctx)
+	}
+	h, err := take(func() { createdLocal(k, turn) })
+	if err != nil {
+		leaveLocal(k, turn)
+		return nil, err
+	}
+	h.OnEnd(func(error) { leaveLocal(k, turn) })
+	return h, nil
+}
+
+// LocalQueued returns how many goroutines of sess are queued for the lock of
+// spec in this process, the one holding it and those in ZooKeeper included.
+// Tests and benchmarks use it to see that a goroutine is in line.
+func LocalQueued(sess znode.Session, spec Spec) int {
+	locals.Lock()
+	defer locals.Unlock()
+	if q := locals.m[localKey{sess: sess, dir: spec.Dir, prefix: spec.Prefix}]; q != nil {
+		return q.users
+	}
+	return 0
+}
