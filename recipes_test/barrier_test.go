@@ -158,9 +158,11 @@ func TestDoubleBarrierOverSubscribed(t *testing.T) {
 	assert.Empty(t, children(t, admin, path))
 }
 
-// TestDoubleBarrierNoEarlyEnter: with 1 of 2 members there, a reconnect of
-// its session and unrelated changes in the barrier directory (Curator's
-// GH-1290 wake-ups) must not let Enter return.
+// TestDoubleBarrierNoEarlyEnter: with 1 of 3 members there, a reconnect of
+// its session, unrelated changes in the barrier directory (Curator's GH-1290
+// wake-ups) and a member that comes and gives up must not let Enter return.
+// (With 2 members the one that gives up would complete the first's count
+// whenever the first counts again after its reconnect: a race, not a bug.)
 func TestDoubleBarrierNoEarlyEnter(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
@@ -168,7 +170,7 @@ func TestDoubleBarrierNoEarlyEnter(t *testing.T) {
 	proxy := zktest.ProxyT(t)
 	states := make(stateLog, 16)
 	s := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener))
-	first := newDoubleBarrier(t, s, path, 2)
+	first := newDoubleBarrier(t, s, path, 3)
 	entered := make(chan error, 1)
 	go func() { entered <- first.Enter(bg()) }()
 	eventually(t, "the first member to arrive", func() bool { return len(children(t, admin, path)) == 1 })
@@ -177,8 +179,7 @@ func TestDoubleBarrierNoEarlyEnter(t *testing.T) {
 	states.waitFor(t, recipes.StateSuspended)
 	proxy.Restore()
 	states.waitFor(t, recipes.StateReconnected)
-	// Unrelated children come and go, and ready is made and removed by a
-	// member giving up.
+	// Unrelated children come and go, and a member comes and gives up.
 	_, err := admin.Create(path+"/unrelated", nil, 0, aclAll)
 	require.NoError(t, err)
 	require.NoError(t, admin.Delete(path+"/unrelated", -1))
@@ -192,16 +193,21 @@ func TestDoubleBarrierNoEarlyEnter(t *testing.T) {
 	assert.False(t, open)
 	select {
 	case err := <-entered:
-		t.Fatalf("Enter returned with 1 of 2 members: %v", err)
+		t.Fatalf("Enter returned with 1 of 3 members: %v", err)
 	default:
 	}
 
-	second := newDoubleBarrier(t, connect(t), path, 2)
-	require.NoError(t, second.Enter(bg()))
+	second := newDoubleBarrier(t, connect(t), path, 3)
+	go func() { entered <- second.Enter(bg()) }()
+	third := newDoubleBarrier(t, connect(t), path, 3)
+	require.NoError(t, third.Enter(bg()))
 	require.NoError(t, <-entered)
-	left := make(chan error, 1)
+	require.NoError(t, <-entered)
+	left := make(chan error, 2)
 	go func() { left <- first.Leave(bg()) }()
-	require.NoError(t, second.Leave(bg()))
+	go func() { left <- second.Leave(bg()) }()
+	require.NoError(t, third.Leave(bg()))
+	require.NoError(t, <-left)
 	require.NoError(t, <-left)
 }
 
