@@ -63,7 +63,7 @@ func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...rec
 		sess: sess,
 		path: path,
 		max:  maxLeases,
-		gate: mutexSpec(zpath.Join(path, semaphoreGate), data),
+		gate: gateSpec(zpath.Join(path, semaphoreGate), data),
 		leases: seqnode.Spec{
 			Dir:    zpath.Join(path, semaphoreLeases),
 			Prefix: leaseLockName,
@@ -71,6 +71,16 @@ func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...rec
 			Holds:  seqnode.AtMost(maxLeases),
 		},
 	}, nil
+}
+
+// gateSpec describes the gate: a Mutex's node, whose hold only the
+// semaphore uses, so it needs no token and no watch of its own (a gate
+// deleted by someone else lets a second acquirer wait for leases too, which
+// the lease rule keeps safe).
+func gateSpec(path string, data []byte) seqnode.Spec {
+	spec := mutexSpec(path, data)
+	spec.Bare = true
+	return spec
 }
 
 // Path returns the semaphore's path.

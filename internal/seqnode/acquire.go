@@ -36,6 +36,11 @@ type Spec struct {
 	// Only layouts where a node can appear ahead of a queued one need it.
 	Relist bool
 
+	// Bare makes a hold that only the recipe itself uses (a semaphore's
+	// gate): it has no fencing token and watches nothing but the session,
+	// and its waiter watches only the node ahead of it, not its own.
+	Bare bool
+
 	// Local makes the goroutines of one session queue for this lock in
 	// the process (see local.go): only for a lock one node at a time
 	// holds, whose nodes are all created with ZooKeeper's sequence.
@@ -132,7 +137,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 			_ = znode.DeleteDetached(sess, path)
 			return nil, err
 		}
-		if err := h.readToken(ctx); err != nil {
+		if err := h.readToken(ctx, spec.Bare); err != nil {
 			abandon(sess, h)
 			return nil, err
 		}

@@ -55,6 +55,9 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 	}
 	var own *ownWatch // our own node's watch, once we have waited for a node
 	revoked := false
+	// The first listing, made right after our create, may prove our
+	// token: a later one, after other changes, cannot.
+	token := tokenFromListing(dir.stat, name, spec.Prefix)
 	p := spec.place(dir.nodes, name)
 	dir.nodes = nil // a waiter keeps no listing
 	for {
@@ -64,11 +67,18 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 		case p.holds && own != nil:
 			return newHold(sess, path, own.stat.Czxid, own.events, true, revoked), nil
 		case p.holds:
-			return dir.hold(sess, spec, path), nil
+			return dir.hold(sess, spec, path, token), nil
 		case p.watch == "":
 			// Wait for any change among the children (only one waiter
 			// at a time does this: the semaphore's gate holder), then
-			// read them again, with a new watch.
+			// read them again, with a new watch. The listing that will
+			// show we hold cannot prove our token, so it is read now,
+			// while we wait, not after.
+			if token == 0 && !spec.Bare {
+				if token, err = readCzxid(ctx, sess, path); err != nil {
+					return nil, err
+				}
+			}
 			if err := znode.WaitEvent(ctx, sess, dir.events); err != nil {
 				return nil, err
 			}
@@ -79,7 +89,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 			dir.nodes = nil
 			continue
 		}
-		gone, err := waitFor(ctx, sess, zpath.Join(spec.Dir, p.watch), path, &own, &revoked)
+		gone, err := waitFor(ctx, sess, spec, zpath.Join(spec.Dir, p.watch), path, &own, &revoked)
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +153,7 @@ func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string) (
 	if holds, _ := spec.Holds(dir.nodes, ours); !holds {
 		return nil, errBusy
 	}
-	return dir.hold(sess, spec, path), nil
+	return dir.hold(sess, spec, path, 0), nil
 }
 
 // watchedListing is a listing of the lock directory that left a watch on it.
@@ -155,12 +165,30 @@ type watchedListing struct {
 
 // hold is the Hold of our node at path, which this listing shows holds: its
 // watch on the directory is all the hold needs until something changes there.
-func (l watchedListing) hold(sess znode.Session, spec Spec, path string) *Hold {
-	return newHold(sess, path, tokenFromListing(l.stat, zpath.Base(path), spec.Prefix), l.events, false, false)
+// token is our token if an earlier listing proved it, else 0. A bare hold
+// has no token and watches nothing.
+func (l watchedListing) hold(sess znode.Session, spec Spec, path string, token int64) *Hold {
+	if spec.Bare {
+		return newHold(sess, path, 0, nil, false, false)
+	}
+	if t := tokenFromListing(l.stat, zpath.Base(path), spec.Prefix); t != 0 {
+		token = t
+	}
+	return newHold(sess, path, token, l.events, false, false)
 }
 
+// listWatched lists the directory and watches it, unless the spec is bare
+// (then events is nil).
 func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedListing, error) {
-	names, stat, events, err := znode.ChildrenW(ctx, sess, spec.Dir)
+	var names []string
+	var stat *zk.Stat
+	var events <-chan zk.Event
+	var err error
+	if spec.Bare {
+		names, stat, err = znode.ChildrenStat(ctx, sess, spec.Dir)
+	} else {
+		names, stat, events, err = znode.ChildrenW(ctx, sess, spec.Dir)
+	}
 	l := watchedListing{stat: stat, events: events}
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
@@ -175,6 +203,19 @@ func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedLis
 	}
 	l.nodes = ParseAll(names, spec.siblings()...)
 	return l, nil
+}
+
+// readCzxid reads the zxid that created our node at path: its token. A
+// missing node means requeue.
+func readCzxid(ctx context.Context, sess znode.Session, path string) (int64, error) {
+	st, err := znode.Stat(ctx, sess, path)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	case st == nil:
+		return 0, errRequeue
+	}
+	return st.Czxid, nil
 }
 
 // tokenFromListing returns our node's creation zxid when the listing taken
@@ -192,9 +233,9 @@ func tokenFromListing(dir *zk.Stat, name, prefix string) int64 {
 // waitFor watches target and waits until it is deleted (true) or its data
 // changes (false). The first time it also starts watching our own node, in
 // the same round trip, and keeps that watch in *own.
-func waitFor(ctx context.Context, sess znode.Session, target, path string, own **ownWatch, revoked *bool) (bool, error) {
+func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, path string, own **ownWatch, revoked *bool) (bool, error) {
 	var ownc chan ownWatch
-	if *own == nil {
+	if *own == nil && !spec.Bare {
 		ownc = make(chan ownWatch, 1)
 		go func() { ownc <- watchOwn(ctx, sess, path) }()
 	}
@@ -224,7 +265,11 @@ func waitFor(ctx context.Context, sess znode.Session, target, path string, own *
 // watch on our own node: a revocation request is noted and the watch re-armed;
 // the deletion of our node means requeue.
 func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk.Event, own *ownWatch, revoked *bool) (bool, error) {
+	var ownEvents <-chan zk.Event // nil for a bare waiter, which watches only ev
 	for {
+		if own != nil {
+			ownEvents = own.events
+		}
 		select {
 		case e := <-ev:
 			switch e.Type {
@@ -234,7 +279,7 @@ func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk
 				return false, znode.WatchStopped(sess, e.Err)
 			}
 			return false, nil
-		case e := <-own.events:
+		case e := <-ownEvents:
 			switch e.Type {
 			case zk.EventNodeDeleted:
 				return false, errRequeue

@@ -87,17 +87,12 @@ func (h *Hold) Token() int64 {
 }
 
 // readToken reads the token, unless the listing or the watch that made the
-// hold showed it already.
-func (h *Hold) readToken(ctx context.Context) error {
-	if h.Token() != 0 {
+// hold showed it already, or the hold is bare.
+func (h *Hold) readToken(ctx context.Context, bare bool) error {
+	if bare || h.Token() != 0 {
 		return nil
 	}
-	var st *zk.Stat
-	err := h.sess.Retry(ctx, func(conn *zk.Conn) error {
-		var err error
-		_, st, err = conn.Exists(h.path)
-		return err
-	})
+	st, err := znode.Stat(ctx, h.sess, h.path)
 	switch {
 	case err != nil:
 		return fmt.Errorf("read %s: %w", h.path, err)

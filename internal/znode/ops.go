@@ -37,6 +37,17 @@ func Exists(ctx context.Context, sess Session, path string) (bool, error) {
 	})
 }
 
+// Stat returns the stat of the node at path, or nil if it does not exist.
+func Stat(ctx context.Context, sess Session, path string) (*zk.Stat, error) {
+	return retry(ctx, sess, func(conn *zk.Conn) (*zk.Stat, error) {
+		ok, st, err := conn.Exists(path)
+		if !ok {
+			st = nil
+		}
+		return st, err
+	})
+}
+
 // ExistsW reports whether the node at path exists and watches it: the watch
 // fires when it is created, changed or deleted.
 func ExistsW(ctx context.Context, sess Session, path string) (bool, <-chan zk.Event, error) {
@@ -73,6 +84,16 @@ func Children(ctx context.Context, sess Session, path string) ([]string, error) 
 		names, _, err := conn.Children(path)
 		return names, IgnoreNoNode(err)
 	})
+}
+
+// ChildrenStat lists the children of the node at path with its stat. A
+// missing node is zk.ErrNoNode.
+func ChildrenStat(ctx context.Context, sess Session, path string) ([]string, *zk.Stat, error) {
+	r, err := retry(ctx, sess, func(conn *zk.Conn) (read[[]string], error) {
+		names, st, err := conn.Children(path)
+		return read[[]string]{v: names, stat: st}, err
+	})
+	return r.v, r.stat, err
 }
 
 // ChildrenW lists the children of the node at path and watches them: the
