@@ -198,7 +198,7 @@ func TestProxyCountsTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-ev
-	if got := p.Traffic().Sub(before); got != (Traffic{Requests: 1, WatchEvents: 1}) {
+	if got := p.Traffic().Sub(before); got != (Traffic{Requests: 1, RoundTrips: 1, WatchEvents: 1}) {
 		t.Fatalf("after a sync, an exists and its notification: %+v", got)
 	}
 	if err := direct.Delete(root+"/n", -1); err != nil {
