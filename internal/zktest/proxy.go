@@ -34,6 +34,7 @@ type Proxy struct {
 	watchEvents atomic.Int64 // forwarded watch notifications
 	roundTrips  atomic.Int64 // requests sent while none of their connection's was unanswered
 	unanswered  atomic.Int64 // counted requests whose reply has not reached the client
+	notifying   atomic.Int64 // counted notifications that have not reached the client
 
 	mu       sync.Mutex
 	conns    map[*proxyConn]struct{}
@@ -287,7 +288,7 @@ func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
 				p.sent(c, frame)
 				p.inspectRequest(c, frame)
 			} else {
-				p.received(frame)
+				p.received(c, frame)
 				if dropped = c.takeDrop(frame); dropped != nil {
 					return
 				}
@@ -350,9 +351,10 @@ type proxyConn struct {
 	done           chan struct{}
 	once           sync.Once
 
-	mu      sync.Mutex
-	drops   map[int32]*dropRule // xid -> rule whose reply must be dropped
-	waiting map[int32]struct{}  // xids of counted requests not yet answered
+	mu        sync.Mutex
+	drops     map[int32]*dropRule // xid -> rule whose reply must be dropped
+	waiting   map[int32]struct{}  // xids of counted requests not yet answered
+	notifying int64               // counted notifications not yet delivered
 }
 
 func (c *proxyConn) close() {

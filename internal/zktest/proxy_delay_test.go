@@ -95,8 +95,8 @@ func TestProxyDelayKeepsOrderAndOverlaps(t *testing.T) {
 	if got := p.Traffic(); got.Requests != burst || got.RoundTrips != 1 {
 		t.Fatalf("after a burst of %d: %+v, want %d requests in 1 round trip", burst, got, burst)
 	}
-	if n := p.Unanswered(); n != 0 {
-		t.Fatalf("Unanswered = %d after every reply came back", n)
+	if r, n := p.Pending(); r != 0 || n != 0 {
+		t.Fatalf("Pending = %d, %d after every reply came back", r, n)
 	}
 
 	// One at a time, each request is a round trip of its own.
@@ -149,14 +149,14 @@ func TestProxyCountsRoundTrips(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "3 requests in flight", func() bool { return p.Unanswered() == 3 })
+	waitFor(t, "3 requests in flight", func() bool { r, _ := p.Pending(); return r == 3 })
 	p.Restore()
 	wg.Wait()
 	if got := p.Traffic().Sub(before); got != (Traffic{Requests: 3, RoundTrips: 1}) {
 		t.Fatalf("after 3 exists in flight together: %+v", got)
 	}
-	if n := p.Unanswered(); n != 0 {
-		t.Fatalf("Unanswered = %d after every reply came back", n)
+	if r, n := p.Pending(); r != 0 || n != 0 {
+		t.Fatalf("Pending = %d, %d after every reply came back", r, n)
 	}
 
 	if _, err := conn.Create(root+"/n", nil, zk.FlagEphemeral, acl); err != nil {
@@ -172,5 +172,36 @@ func TestProxyCountsRoundTrips(t *testing.T) {
 		if err := conn.Delete(root+n, -1); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A notification on its way through a delaying proxy is pending until the
+// client has it.
+func TestProxyPendingNotification(t *testing.T) {
+	t.Parallel()
+	const delay = 300 * time.Millisecond
+	direct, root := rootT(t)
+	p := ProxyT(t)
+	p.SetDelay(delay)
+	conn, _ := ConnectSession(t, ServersT(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
+	_, _, ev, err := conn.ExistsW(root + "/n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := p.Traffic()
+	if _, err := direct.Create(root+"/n", nil, zk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	// Counted as it enters the proxy, delivered delay later.
+	waitFor(t, "the notification to reach the proxy", func() bool { return p.Traffic().Sub(before).WatchEvents == 1 })
+	if r, n := p.Pending(); r != 0 || n != 1 {
+		t.Fatalf("Pending = %d, %d with a notification in flight, want 0, 1", r, n)
+	}
+	<-ev
+	if r, n := p.Pending(); r != 0 || n != 0 {
+		t.Fatalf("Pending = %d, %d once the client has the notification", r, n)
+	}
+	if err := direct.Delete(root+"/n", -1); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -28,6 +28,15 @@ func (t Traffic) Sub(before Traffic) Traffic {
 	}
 }
 
+// Add returns the sum of t and o.
+func (t Traffic) Add(o Traffic) Traffic {
+	return Traffic{
+		Requests:    t.Requests + o.Requests,
+		RoundTrips:  t.RoundTrips + o.RoundTrips,
+		WatchEvents: t.WatchEvents + o.WatchEvents,
+	}
+}
+
 // Traffic returns the counts so far. A packet is counted before it is
 // forwarded: a request by the time its reply can reach the client, a
 // notification by the time the client can see it.
@@ -39,11 +48,16 @@ func (p *Proxy) Traffic() Traffic {
 	}
 }
 
-// Unanswered returns how many of the requests counted in Traffic.Requests
-// have been read from a client whose connection is still open and have not
-// had their reply passed back to it yet. It is 0 when no client waits for
-// the server, except for pings and syncs.
-func (p *Proxy) Unanswered() int64 { return p.unanswered.Load() }
+// Pending returns how many of the requests counted in Traffic.Requests
+// still wait for their reply to be passed back to the client, and how many
+// of the notifications counted in Traffic.WatchEvents have not been passed
+// to it yet, on connections still open. Both are 0 when nothing is on its
+// way to a client but replies to pings and syncs: no client waits for the
+// server, and none is about to be woken by it. Without a delay (SetDelay) a
+// notification is pending only while the proxy copies it.
+func (p *Proxy) Pending() (requests, notifications int64) {
+	return p.unanswered.Load(), p.notifying.Load()
+}
 
 // Counter returns a function that reports how many client requests, on any
 // of p's connections, match(opcode, path) accepted since Counter was called.
@@ -88,34 +102,43 @@ func (p *Proxy) sent(c *proxyConn, frame []byte) {
 	}
 }
 
-// received counts a frame read from the server after its connect response.
-func (p *Proxy) received(frame []byte) {
+// received counts a frame read from c's server after its connect response.
+func (p *Proxy) received(c *proxyConn, frame []byte) {
 	if xid, ok := parseReplyXid(frame); ok && xid == xidNotification {
 		p.watchEvents.Add(1)
+		p.notifying.Add(1)
+		c.mu.Lock()
+		c.notifying++
+		c.mu.Unlock()
 	}
 }
 
-// answered marks the request a reply frame answers, if it was counted, as
-// answered, just before the frame is written to c's client.
+// answered marks what a frame from c's server answers, or notifies, as
+// delivered, just before the frame is written to c's client.
 func (p *Proxy) answered(c *proxyConn, frame []byte) {
 	xid, ok := parseReplyXid(frame)
-	if !ok || xid == xidNotification {
+	if !ok {
 		return
 	}
 	c.mu.Lock()
-	_, waited := c.waiting[xid]
-	delete(c.waiting, xid)
-	c.mu.Unlock()
-	if waited {
+	defer c.mu.Unlock()
+	if xid == xidNotification {
+		c.notifying--
+		p.notifying.Add(-1)
+		return
+	}
+	if _, waited := c.waiting[xid]; waited {
+		delete(c.waiting, xid)
 		p.unanswered.Add(-1)
 	}
 }
 
-// forget drops the requests of c, which has closed, from Unanswered.
+// forget drops what c, which has closed, left pending.
 func (p *Proxy) forget(c *proxyConn) {
 	c.mu.Lock()
-	n := len(c.waiting)
+	defer c.mu.Unlock()
+	p.unanswered.Add(-int64(len(c.waiting)))
+	p.notifying.Add(-c.notifying)
 	clear(c.waiting)
-	c.mu.Unlock()
-	p.unanswered.Add(-int64(n))
+	c.notifying = 0
 }
