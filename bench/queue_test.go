@@ -31,7 +31,7 @@ const queueSessions = 200
 // the time from the first waiter's start until all are queued (queue-ms),
 // and the hand-offs per second while the queue drains (handoffs/s), with the
 // requests, round trips and watch notifications of the drain per hand-off.
-// See queueRound for what "queued" means and how it is observed.
+// See waitQueued for what "queued" means and how it is observed.
 //
 // ZKBENCH_MAX_WAITERS=n skips the sizes above n. A round is abandoned, and
 // the benchmark fails, if the process maps more than ZKBENCH_MAX_MIB MiB
