@@ -3,6 +3,7 @@ GO          ?= go
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 5s
 BENCHCOUNT  ?= 5
+BENCHDELAY  ?= 250us
 
 .PHONY: test deps lint unit fuzz bench demo chaos
 
@@ -36,9 +37,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSort$$' -fuzztime $(FUZZTIME) ./internal/seqnode/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/seqnode/
 
-## bench: performance against the baselines measured in the same run
+## bench: performance against the baselines measured in the same run, then the contended ones with BENCHDELAY each way
+# ZKBENCH_MAX_WAITERS and ZKBENCH_MAX_MIB bound BenchmarkQueue (see bench/README.md).
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./bench/ | tee bench.txt
+	{ $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -timeout 3h ./bench/; \
+		ZKBENCH_DELAY=$(BENCHDELAY) $(GO) test -run '^$$' -bench '^BenchmarkContended' -benchmem \
+			-count $(BENCHCOUNT) -timeout 1h ./bench/; } | tee bench.txt
 	$(GO) run ./bench/ratio < bench.txt
 
 ## demo: the README's first command: the CLI's demo against a throwaway local ZooKeeper

@@ -11,7 +11,6 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
 	"github.com/zkrecipes/recipes/internal/curatortest"
-	"github.com/zkrecipes/recipes/internal/zktest"
 )
 
 // barrierMembers is how many members, each on its own session, meet at the
@@ -29,7 +28,7 @@ func BenchmarkDoubleBarrier(b *testing.B) {
 		path := root + "/double"
 		// The last member has a proxy of its own, which counts what it
 		// sends.
-		others, last := zktest.ProxyT(b), zktest.ProxyT(b)
+		others, last := newProxy(b), newProxy(b)
 		sessions := make([]*recipes.Session, barrierMembers)
 		for i := range sessions {
 			p := others
@@ -99,7 +98,7 @@ func BenchmarkDoubleBarrier(b *testing.B) {
 		peer := curatortest.EnsureT(b)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		out, err := peer.Run(ctx, "bench-double-barrier", zktest.ProxyT(b).Addr(),
+		out, err := peer.Run(ctx, "bench-double-barrier", newProxy(b).Addr(),
 			root+"/double", strconv.Itoa(barrierMembers), strconv.Itoa(max(b.N, 3)))
 		if err != nil {
 			b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -78,7 +77,7 @@ func (l *zkLocker) unlock() error { return l.l.Unlock() }
 // contend opens one session per contender, makes each a locker with
 // newLocker, and has them share b.N acquisitions.
 func contend(b *testing.B, newLocker func(*recipes.Session) (locker, error)) {
-	p := zktest.ProxyT(b) // counts all the contenders
+	p := newProxy(b) // counts all the contenders
 	sessions := make([]*recipes.Session, contenders)
 	lockers := make([]locker, contenders)
 	for i := range contenders {
@@ -127,7 +126,7 @@ func contend(b *testing.B, newLocker func(*recipes.Session) (locker, error)) {
 		b.Errorf("%d acquisitions, want b.N = %d", got, b.N)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handoffs/s")
-	reportTraffic(b, b.N, p, before)
+	reportTraffic(b, b.N, p.Traffic().Sub(before))
 	for _, s := range sessions {
 		_ = s.Close()
 	}

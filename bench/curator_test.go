@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -53,7 +54,7 @@ func BenchmarkReadHeavy(b *testing.B) {
 	})
 	b.Run("curator", func(b *testing.B) {
 		_, root := newRoot(b)
-		curator(b, "bench-rw", root+"/rw", strconv.Itoa(clients), secs(window), strconv.Itoa(readPercent))
+		curator(b, newProxy(b), "bench-rw", root+"/rw", strconv.Itoa(clients), secs(window), strconv.Itoa(readPercent))
 	})
 }
 
@@ -81,26 +82,40 @@ func BenchmarkSemaphore(b *testing.B) {
 	})
 	b.Run("curator", func(b *testing.B) {
 		_, root := newRoot(b)
-		curator(b, "bench-semaphore", root+"/sem", strconv.Itoa(leases), strconv.Itoa(clients), secs(window))
+		curator(b, newProxy(b), "bench-semaphore", root+"/sem", strconv.Itoa(leases), strconv.Itoa(clients), secs(window))
 	})
 }
 
 // BenchmarkContendedCurator is BenchmarkContended's 8 contenders with
-// Curator's InterProcessMutex, for a third baseline; it reports handoffs/s.
+// Curator's InterProcessMutex, for a third baseline. It reports handoffs/s
+// over the peer's counted window and, per acquisition, the requests, round
+// trips and watch notifications over its whole run (warm-up included), for
+// which it counts an acquisition per lock node created.
 func BenchmarkContendedCurator(b *testing.B) {
-	_, root := newRoot(b)
-	curator(b, "bench-mutex", root+"/mutex", strconv.Itoa(contenders), secs(window))
+	admin, root := newRoot(b)
+	path := root + "/mutex"
+	// Persistent and made beforehand, so that every lock node is created at
+	// the first try: one create is one acquisition.
+	ensurePersistent(b, admin, path)
+	removeAtEnd(b, admin, root)
+	p := newProxy(b)
+	acquisitions := p.Counter(func(op int32, node string) bool {
+		return (op == zktest.OpCreate || op == zktest.OpCreate2) && strings.HasPrefix(node, path+"/")
+	})
+	before := p.Traffic()
+	curator(b, p, "bench-mutex", path, strconv.Itoa(contenders), secs(window))
+	reportTraffic(b, int(acquisitions()), p.Traffic().Sub(before))
 }
 
 func secs(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
 
 // throughput connects clients sessions, makes each one's operation with
 // setup, runs them all in a loop for countAfter and then window, and reports the
-// operations per second of the window, with the requests and watch
-// notifications per operation summed over all sessions.
+// operations per second of the window, with the requests, round trips and
+// watch notifications per operation summed over all sessions.
 func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() error, error)) {
 	b.Helper()
-	p := zktest.ProxyT(b) // counts all the clients
+	p := newProxy(b) // counts all the clients
 	ops := make([]func() error, 0, clients)
 	for range clients {
 		op, err := setup(connect(b, p))
@@ -110,7 +125,7 @@ func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() 
 		ops = append(ops, op)
 	}
 	var total float64
-	var reqs, watches int64
+	var traffic zktest.Traffic
 	var count int64
 	for range b.N {
 		var counted atomic.Int64
@@ -140,25 +155,21 @@ func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() 
 		if err := failure.Load(); err != nil {
 			b.Fatal(*err)
 		}
-		d := p.Traffic().Sub(before)
+		traffic = traffic.Add(p.Traffic().Sub(before))
 		total += float64(counted.Load()) / window.Seconds()
 		count += counted.Load()
-		reqs += d.Requests
-		watches += d.WatchEvents
 	}
 	b.ReportMetric(total/float64(b.N), "ops/s")
-	b.ReportMetric(float64(reqs)/float64(count), "reqs/op")
-	b.ReportMetric(float64(watches)/float64(count), "watches/op")
+	reportTraffic(b, int(count), traffic)
 }
 
-// curator runs a bench mode of the Java peer once per b.N and reports its
-// operations per second. The peer goes through a proxy, as our clients do,
-// so that both pay the same hop; its requests are not reported, because the
-// proxy cannot tell its warm-up second from the window it counts.
-func curator(b *testing.B, mode, path string, args ...string) {
+// curator runs a bench mode of the Java peer through p once per b.N and
+// reports its operations per second. The peer goes through a proxy, as our
+// clients do, so that both pay the same hop (and the same delay).
+func curator(b *testing.B, p *zktest.Proxy, mode, path string, args ...string) {
 	b.Helper()
 	peer := curatortest.EnsureT(b)
-	servers := zktest.ProxyT(b).Addr()
+	servers := p.Addr()
 	var total float64
 	for range b.N {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

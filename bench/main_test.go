@@ -3,8 +3,10 @@
 // server in one run. See README.md for how to run it and what to look for.
 //
 // Every client, the Java peer's included, reaches ZooKeeper through a
-// zktest.Proxy, which counts requests and watch notifications on the wire the
-// same way for all of them, and costs all of them the same extra hop.
+// zktest.Proxy, which counts requests, round trips and watch notifications on
+// the wire the same way for all of them, and costs all of them the same extra
+// hop. With ZKBENCH_DELAY set (say to 250us) every proxy also delays each
+// packet by that much in each direction, as a network would.
 package bench_test
 
 import (
@@ -23,6 +25,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/locks"
 )
 
 // TestMain starts the shared ZooKeeper server (unless ZK_SERVERS is set),
@@ -30,7 +33,33 @@ import (
 // that no goroutine outlives the benchmarks.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	d, err := delayFromEnv()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
+	netDelay = d
 	goleak.VerifyTestMain(zktest.WithServer(warmedUp{m}))
+}
+
+// delayEnv names the environment variable that sets the one-way delay of
+// every proxy, as a Go duration ("250us"); unset or 0, clients and server
+// talk over loopback.
+const delayEnv = "ZKBENCH_DELAY"
+
+// netDelay is the one-way delay newProxy gives each proxy, from delayEnv.
+var netDelay time.Duration
+
+func delayFromEnv() (time.Duration, error) {
+	v := os.Getenv(delayEnv)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s=%q: want a duration such as 250us", delayEnv, v)
+	}
+	return d, nil
 }
 
 // warmUpTime is how long the server is exercised before the benchmarks.
@@ -42,8 +71,11 @@ const warmUpTime = 2 * time.Second
 type warmedUp struct{ m *testing.M }
 
 // Run warms the server up if -bench was given, then runs the benchmarks.
+// It first prints the delay as a configuration line ("delay: 250µs"), which
+// benchstat and bench/ratio use to keep the results of the two modes apart.
 func (w warmedUp) Run() int {
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		fmt.Printf("delay: %v\n", netDelay)
 		if err := warmUp(warmUpTime); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: warm-up: %v\n", err)
 		}
@@ -119,6 +151,16 @@ func removeAtEnd(b *testing.B, admin *zk.Conn, path string) {
 	})
 }
 
+// newProxy starts a proxy to the shared server, delaying packets by
+// ZKBENCH_DELAY, and closes it when b ends. Start it before connecting
+// through it, so that the connections close first.
+func newProxy(b *testing.B) *zktest.Proxy {
+	b.Helper()
+	p := zktest.ProxyT(b)
+	p.SetDelay(netDelay)
+	return p
+}
+
 // connect opens a session through p, whose Traffic counts it, closed when b
 // ends.
 func connect(b *testing.B, p *zktest.Proxy) *recipes.Session {
@@ -131,6 +173,16 @@ func connect(b *testing.B, p *zktest.Proxy) *recipes.Session {
 	}
 	b.Cleanup(func() { _ = sess.Close() })
 	return sess
+}
+
+// newMutex returns a locks.Mutex on path in sess, failing b if it cannot.
+func newMutex(b *testing.B, sess *recipes.Session, path string) *locks.Mutex {
+	b.Helper()
+	m, err := locks.NewMutex(sess, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
 }
 
 // ensurePersistent creates path and its missing ancestors as persistent
@@ -148,15 +200,16 @@ func ensurePersistent(b *testing.B, conn *zk.Conn, path string) {
 	}
 }
 
-// reportTraffic reports the requests and watch notifications per op that p
-// counted since before, over n ops.
-func reportTraffic(b *testing.B, n int, p *zktest.Proxy, before zktest.Traffic) {
+// reportTraffic reports the requests, round trips (see
+// zktest.Traffic.RoundTrips) and watch notifications of d per op, over n
+// ops.
+func reportTraffic(b *testing.B, n int, d zktest.Traffic) {
 	b.Helper()
 	if n <= 0 {
 		return
 	}
-	d := p.Traffic().Sub(before)
 	b.ReportMetric(float64(d.Requests)/float64(n), "reqs/op")
+	b.ReportMetric(float64(d.RoundTrips)/float64(n), "rtts/op")
 	b.ReportMetric(float64(d.WatchEvents)/float64(n), "watches/op")
 }
 

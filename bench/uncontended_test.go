@@ -7,8 +7,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
-	"github.com/zkrecipes/recipes/locks"
 )
 
 // BenchmarkUncontended takes and releases a lock that nobody else wants, one
@@ -33,7 +31,7 @@ func benchFloor(b *testing.B) {
 	dir := root + "/floor"
 	ensurePersistent(b, admin, dir)
 	removeAtEnd(b, admin, root)
-	p := zktest.ProxyT(b)
+	p := newProxy(b)
 	sess := connect(b, p)
 	conn := sess.Conn()
 	data := recipes.DefaultData()
@@ -52,17 +50,13 @@ func benchFloor(b *testing.B) {
 			b.Fatalf("delete: %v", err)
 		}
 	}
-	reportTraffic(b, b.N, p, before)
+	reportTraffic(b, b.N, p.Traffic().Sub(before))
 }
 
 func benchMutexUncontended(b *testing.B) {
 	_, root := newRoot(b)
-	p := zktest.ProxyT(b)
-	sess := connect(b, p)
-	m, err := locks.NewMutex(sess, root+"/mutex")
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := newProxy(b)
+	m := newMutex(b, connect(b, p), root+"/mutex")
 	ctx := context.Background()
 	lockUnlock := func() {
 		held, err := m.Lock(ctx)
@@ -80,14 +74,14 @@ func benchMutexUncontended(b *testing.B) {
 	for b.Loop() {
 		lockUnlock()
 	}
-	reportTraffic(b, b.N, p, before)
+	reportTraffic(b, b.N, p.Traffic().Sub(before))
 }
 
 func benchZKLockUncontended(b *testing.B) {
 	admin, root := newRoot(b)
 	// zk.Lock makes the lock's directory and its parents persistent.
 	removeAtEnd(b, admin, root)
-	p := zktest.ProxyT(b)
+	p := newProxy(b)
 	sess := connect(b, p)
 	l := zk.NewLock(sess.Conn(), root+"/zklock", acl)
 	data := recipes.DefaultData()
@@ -106,5 +100,5 @@ func benchZKLockUncontended(b *testing.B) {
 	for b.Loop() {
 		lockUnlock()
 	}
-	reportTraffic(b, b.N, p, before)
+	reportTraffic(b, b.N, p.Traffic().Sub(before))
 }

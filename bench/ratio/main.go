@@ -4,7 +4,10 @@
 //
 //	go test -run '^$' -bench . -count 10 ./bench/ | go run ./bench/ratio
 //
-// It only looks at lines starting with "Benchmark" and ignores the rest.
+// It only looks at lines starting with "Benchmark" and at the "delay:"
+// configuration line the benchmarks print, and ignores the rest. Results
+// under different delays (ZKBENCH_DELAY) are kept apart: each delay gets its
+// own table and ratios, in the order they first appear.
 package main
 
 import (
@@ -31,35 +34,70 @@ const (
 	semCurator     = "BenchmarkSemaphore/curator"
 	dbName         = "BenchmarkDoubleBarrier/barriers"
 	dbCurator      = "BenchmarkDoubleBarrier/curator"
+	queuePrefix    = "BenchmarkQueue/waiters="
+	queueSmall     = queuePrefix + "100"
+	queueLarge     = queuePrefix + "10000"
+	queueSessions  = "BenchmarkQueue/sessions=200"
 )
+
+// queueSizes are the waiters=N benchmarks held to the memory target.
+var queueSizes = []string{queueSmall, queuePrefix + "1000", queueLarge}
 
 // Targets from bench/README.md.
 const (
 	maxUncontendedRatio = 1.05 // mutex ns/op ÷ floor ns/op, at most
 	minContendedRatio   = 1.3  // mutex handoffs/s ÷ zk.Lock handoffs/s, at least
+	minContCuratorRatio = 2.0  // mutex handoffs/s ÷ Curator handoffs/s, at least
 	minCuratorRatio     = 1.5  // read-heavy and semaphore ops/s ÷ Curator's, at least
 	maxBarrierRatio     = 1.0  // double barrier last-in time ÷ Curator's, at most
+	maxWaiterBytes      = 8192 // B/waiter at each size, at most
+	minDrainRatio       = 0.8  // drain at 10,000 waiters ÷ at 100; 200 sessions ÷ 8 contenders, at least
 )
+
+// units are the table's columns, in order; a section shows those it has.
+var units = []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "rtts/op", "watches/op",
+	"last-in-ms", "last-reqs", "B/waiter", "queue-ms"}
 
 var procSuffix = regexp.MustCompile(`-\d+$`)
 
-// results holds every value seen, by benchmark and unit, in input order.
+// results holds every value seen under one delay, by benchmark and unit, in
+// input order.
 type results struct {
+	delay  string
 	names  []string
 	values map[string]map[string][]float64
 }
 
-func parse(r io.Reader) (*results, error) {
-	res := &results{values: map[string]map[string][]float64{}}
+// parse returns the results by delay, in the order the delays first appear.
+// Lines before any "delay:" line count as loopback.
+func parse(r io.Reader) ([]*results, error) {
+	var all []*results
+	byDelay := map[string]*results{}
+	section := func(delay string) *results {
+		res := byDelay[delay]
+		if res == nil {
+			res = &results{delay: delay, values: map[string]map[string][]float64{}}
+			byDelay[delay] = res
+			all = append(all, res)
+		}
+		return res
+	}
+	delay := "0s"
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "delay:"); ok {
+			delay = strings.TrimSpace(v)
+			continue
+		}
+		fields := strings.Fields(line)
 		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
 			continue
 		}
 		if _, err := strconv.Atoi(fields[1]); err != nil {
 			continue // not a result line (a log line that happens to start so)
 		}
+		res := section(delay)
 		name := procSuffix.ReplaceAllString(fields[0], "")
 		units := res.values[name]
 		if units == nil {
@@ -75,7 +113,7 @@ func parse(r io.Reader) (*results, error) {
 			units[fields[i+1]] = append(units[fields[i+1]], v)
 		}
 	}
-	return res, sc.Err()
+	return all, sc.Err()
 }
 
 // mean returns the average of name's values in unit, and whether there were
@@ -102,16 +140,34 @@ func (r *results) ratio(a, b, unit string) (float64, bool) {
 	return x / y, true
 }
 
+// has reports whether any of names has a result.
+func (r *results) has(names ...string) bool {
+	for _, n := range names {
+		if _, ok := r.values[n]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *results) printTable(w io.Writer) {
-	units := []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "watches/op", "last-in-ms", "last-reqs"}
-	fmt.Fprintf(w, "%-32s %5s", "benchmark (mean)", "runs")
+	var cols []string
 	for _, u := range units {
+		for _, name := range r.names {
+			if _, ok := r.values[name][u]; ok {
+				cols = append(cols, u)
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "%-32s %5s", "benchmark (mean)", "runs")
+	for _, u := range cols {
 		fmt.Fprintf(w, " %12s", u)
 	}
 	fmt.Fprintln(w)
 	for _, name := range r.names {
 		fmt.Fprintf(w, "%-32s %5d", name, len(r.values[name]["ns/op"]))
-		for _, u := range units {
+		for _, u := range cols {
 			if v, ok := r.mean(name, u); ok {
 				fmt.Fprintf(w, " %12s", format(v))
 			} else {
@@ -136,7 +192,7 @@ func format(v float64) string {
 // its target.
 func printRatio(w io.Writer, label string, v float64, ok bool, check string, pass bool) {
 	if !ok {
-		fmt.Fprintf(w, "%-44s %8s\n", label, "n/a")
+		fmt.Fprintf(w, "%-48s %9s\n", label, "n/a")
 		return
 	}
 	verdict := ""
@@ -147,47 +203,92 @@ func printRatio(w io.Writer, label string, v float64, ok bool, check string, pas
 		}
 		verdict = fmt.Sprintf("  (target %s: %s)", check, verdict)
 	}
-	fmt.Fprintf(w, "%-44s %8.3f%s\n", label, v, verdict)
+	fmt.Fprintf(w, "%-48s %9s%s\n", label, format(v), verdict)
 }
 
+// printRatios prints the ratios of which r has at least one benchmark (so
+// that a run of a few benchmarks is not buried in n/a), n/a where the other
+// is missing.
 func (r *results) printRatios(w io.Writer) {
-	v, ok := r.ratio(mutexName, floorName, "ns/op")
-	printRatio(w, "uncontended mutex/floor ns/op", v, ok,
-		fmt.Sprintf("<= %.2f", maxUncontendedRatio), v <= maxUncontendedRatio)
-	v, ok = r.ratio(mutexName, zkLockName, "ns/op")
-	printRatio(w, "uncontended mutex/zk.Lock ns/op", v, ok, "", false)
-	v, ok = r.ratio(contMutexName, contZKLockName, "handoffs/s")
-	printRatio(w, "contended mutex/zk.Lock handoffs/s", v, ok,
-		fmt.Sprintf(">= %.2f", minContendedRatio), v >= minContendedRatio)
-	v, ok = r.ratio(contMutexName, contCurator, "handoffs/s")
-	printRatio(w, "contended mutex/Curator handoffs/s", v, ok, "", false)
+	if r.has(mutexName, floorName) {
+		v, ok := r.ratio(mutexName, floorName, "ns/op")
+		printRatio(w, "uncontended mutex/floor ns/op", v, ok,
+			fmt.Sprintf("<= %.2f", maxUncontendedRatio), v <= maxUncontendedRatio)
+	}
+	if r.has(mutexName, zkLockName) {
+		v, ok := r.ratio(mutexName, zkLockName, "ns/op")
+		printRatio(w, "uncontended mutex/zk.Lock ns/op", v, ok, "", false)
+	}
+	if r.has(contMutexName, contZKLockName) {
+		v, ok := r.ratio(contMutexName, contZKLockName, "handoffs/s")
+		printRatio(w, "contended mutex/zk.Lock handoffs/s", v, ok,
+			fmt.Sprintf(">= %.2f", minContendedRatio), v >= minContendedRatio)
+	}
+	if r.has(contMutexName, contCurator) {
+		v, ok := r.ratio(contMutexName, contCurator, "handoffs/s")
+		printRatio(w, "contended mutex/Curator handoffs/s", v, ok,
+			fmt.Sprintf(">= %.2f", minContCuratorRatio), v >= minContCuratorRatio)
+	}
 	for _, c := range []struct{ label, ours, theirs string }{
 		{"read-heavy RWMutex/Curator ops/s", rwName, rwCurator},
 		{"semaphore Semaphore/Curator ops/s", semName, semCurator},
 	} {
-		v, ok = r.ratio(c.ours, c.theirs, "ops/s")
-		printRatio(w, c.label, v, ok, fmt.Sprintf(">= %.2f", minCuratorRatio), v >= minCuratorRatio)
+		if r.has(c.ours, c.theirs) {
+			v, ok := r.ratio(c.ours, c.theirs, "ops/s")
+			printRatio(w, c.label, v, ok, fmt.Sprintf(">= %.2f", minCuratorRatio), v >= minCuratorRatio)
+		}
 	}
-	v, ok = r.ratio(dbName, dbCurator, "last-in-ms")
-	printRatio(w, "double barrier last-in time/Curator", v, ok,
-		fmt.Sprintf("<= %.2f", maxBarrierRatio), v <= maxBarrierRatio)
-	for _, name := range []string{floorName, mutexName, zkLockName, contMutexName, contZKLockName, rwName, semName} {
-		v, ok := r.mean(name, "reqs/op")
-		printRatio(w, strings.TrimPrefix(name, "Benchmark")+" reqs/op", v, ok, "", false)
+	if r.has(dbName, dbCurator) {
+		v, ok := r.ratio(dbName, dbCurator, "last-in-ms")
+		printRatio(w, "double barrier last-in time/Curator", v, ok,
+			fmt.Sprintf("<= %.2f", maxBarrierRatio), v <= maxBarrierRatio)
+	}
+	if r.has(queueSizes...) {
+		for _, name := range queueSizes {
+			v, ok := r.mean(name, "B/waiter")
+			printRatio(w, strings.TrimPrefix(name, "Benchmark")+" B/waiter", v, ok,
+				fmt.Sprintf("<= %d", maxWaiterBytes), v <= maxWaiterBytes)
+		}
+		v, ok := r.ratio(queueLarge, queueSmall, "handoffs/s")
+		printRatio(w, "drain 10,000 waiters/100 waiters handoffs/s", v, ok,
+			fmt.Sprintf(">= %.2f", minDrainRatio), v >= minDrainRatio)
+	}
+	if r.has(queueSessions) {
+		v, ok := r.ratio(queueSessions, contMutexName, "handoffs/s")
+		printRatio(w, "drain 200 sessions/8 contenders handoffs/s", v, ok,
+			fmt.Sprintf(">= %.2f", minDrainRatio), v >= minDrainRatio)
+	}
+	for _, unit := range []string{"reqs/op", "rtts/op"} {
+		for _, name := range []string{floorName, mutexName, zkLockName, contMutexName, contZKLockName, contCurator, rwName, semName} {
+			if v, ok := r.mean(name, unit); ok {
+				printRatio(w, strings.TrimPrefix(name, "Benchmark")+" "+unit, v, ok, "", false)
+			}
+		}
 	}
 }
 
 func main() {
-	res, err := parse(os.Stdin)
+	all, err := parse(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ratio:", err)
 		os.Exit(1)
 	}
-	if len(res.names) == 0 {
+	if len(all) == 0 {
 		fmt.Fprintln(os.Stderr, "ratio: no benchmark results on stdin")
 		os.Exit(1)
 	}
-	res.printTable(os.Stdout)
-	fmt.Println()
-	res.printRatios(os.Stdout)
+	for i, res := range all {
+		if i > 0 {
+			fmt.Println()
+		}
+		switch {
+		case res.delay != "0s":
+			fmt.Printf("== delay %s each way ==\n", res.delay)
+		case len(all) > 1:
+			fmt.Println("== loopback ==")
+		}
+		res.printTable(os.Stdout)
+		fmt.Println()
+		res.printRatios(os.Stdout)
+	}
 }

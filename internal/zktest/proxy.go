@@ -28,15 +28,21 @@ type Proxy struct {
 	wg     sync.WaitGroup
 	gate   zkserver.Gate // cut and held directions
 
+	delay atomic.Int64 // one-way delay of new connections, in nanoseconds
+
 	requests    atomic.Int64 // forwarded client requests, pings and syncs excluded
 	watchEvents atomic.Int64 // forwarded watch notifications
+	roundTrips  atomic.Int64 // requests sent while none of their connection's was unanswered
+	unanswered  atomic.Int64 // counted requests whose reply has not reached the client
+	notifying   atomic.Int64 // counted notifications that have not reached the client
 
-	mu     sync.Mutex
-	conns  map[*proxyConn]struct{}
-	closed bool
-	rule   *dropRule // armed DropReply rule not yet matched
-	last   *dropRule // most recent DropReply rule
-	onHold func()    // test hook: called when a packet is held by a stall
+	mu       sync.Mutex
+	conns    map[*proxyConn]struct{}
+	closed   bool
+	rule     *dropRule  // armed DropReply rule not yet matched
+	last     *dropRule  // most recent DropReply rule
+	counters []*counter // Counter's matchers
+	onHold   func()     // test hook: called when a packet is held by a stall
 }
 
 // NewProxy starts a proxy to target ("host:port") on a free loopback port.
@@ -65,28 +71,6 @@ func ProxyT(t testing.TB) *Proxy {
 		}
 	})
 	return p
-}
-
-// Traffic counts what a proxy forwarded, over all its connections.
-type Traffic struct {
-	// Requests counts client requests other than pings and syncs:
-	// recipes.Session sends a sync every tenth of its session timeout to
-	// prove it is alive, which is not the recipes' traffic.
-	Requests int64
-	// WatchEvents counts watch notifications sent to clients.
-	WatchEvents int64
-}
-
-// Sub returns the traffic between before and t.
-func (t Traffic) Sub(before Traffic) Traffic {
-	return Traffic{Requests: t.Requests - before.Requests, WatchEvents: t.WatchEvents - before.WatchEvents}
-}
-
-// Traffic returns the counts so far. A packet is counted before it is
-// forwarded: a request by the time its reply can reach the client, a
-// notification by the time the client can see it.
-func (p *Proxy) Traffic() Traffic {
-	return Traffic{Requests: p.requests.Load(), WatchEvents: p.watchEvents.Load()}
 }
 
 // Addr returns the proxy's listening address, "127.0.0.1:port".
@@ -234,7 +218,11 @@ func (p *Proxy) serve(client net.Conn) {
 		client.Close()
 		return
 	}
-	c := &proxyConn{client: client, server: server, done: make(chan struct{}), drops: map[int32]*dropRule{}}
+	c := &proxyConn{
+		client: client, server: server, done: make(chan struct{}),
+		drops: map[int32]*dropRule{}, waiting: map[int32]struct{}{},
+	}
+	delay := time.Duration(p.delay.Load())
 	p.mu.Lock()
 	if p.gate.IsCut() || p.closed {
 		p.mu.Unlock()
@@ -246,24 +234,49 @@ func (p *Proxy) serve(client net.Conn) {
 
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); p.pump(c, true) }()
-	go func() { defer wg.Done(); p.pump(c, false) }()
+	go func() { defer wg.Done(); p.pump(c, true, delay) }()
+	go func() { defer wg.Done(); p.pump(c, false, delay) }()
 	wg.Wait()
 
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
+	p.forget(c)
 }
 
-// pump forwards packets from client to server (up) or server to client.
-// The first packet in each direction is the connect request or response and
-// has no header. A packet is read whole before it is held or forwarded; the
-// end of the stream is held like a packet.
-func (p *Proxy) pump(c *proxyConn, up bool) {
-	defer c.close()
+// pump forwards packets from client to server (up) or server to client,
+// each after delay if it is positive. The first packet in each direction is
+// the connect request or response and has no header. A packet is read whole
+// before it is held or forwarded; the end of the stream is held like a
+// packet, and comes after the packets delayed before it.
+func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
+	var line *delayLine
+	var dropped *dropRule
+	defer func() {
+		if line != nil {
+			line.close() // what was read before goes out first
+		}
+		c.close()
+		if dropped != nil {
+			close(dropped.done)
+		}
+	}()
 	src, dst, dir := c.server, c.client, zkserver.Down
 	if up {
 		src, dst, dir = c.client, c.server, zkserver.Up
+	}
+	send := func(frame []byte, first bool) error {
+		if !up && !first {
+			// Before the client can read the reply, so that a request
+			// it sends in answer is not taken for one sent meanwhile.
+			p.answered(c, frame)
+		}
+		_, err := dst.Write(frame)
+		return err
+	}
+	if delay > 0 {
+		line = newDelayLine(delay, send)
+		send = line.send
 	}
 	for first := true; ; first = false {
 		frame, err := readFrame(src)
@@ -271,31 +284,19 @@ func (p *Proxy) pump(c *proxyConn, up bool) {
 			return
 		}
 		if !first {
-			p.count(frame, up)
 			if up {
+				p.sent(c, frame)
 				p.inspectRequest(c, frame)
-			} else if r := c.takeDrop(frame); r != nil {
-				c.close()
-				close(r.done)
-				return
+			} else {
+				p.received(c, frame)
+				if dropped = c.takeDrop(frame); dropped != nil {
+					return
+				}
 			}
 		}
-		if _, err := dst.Write(frame); err != nil {
+		if err := send(frame, first); err != nil {
 			return
 		}
-	}
-}
-
-// count adds a packet after the connect request or response to Traffic.
-func (p *Proxy) count(frame []byte, up bool) {
-	if up {
-		if _, op, _, ok := parseRequest(frame); ok && op != OpPing && op != OpSync {
-			p.requests.Add(1)
-		}
-		return
-	}
-	if xid, ok := parseReplyXid(frame); ok && xid == xidNotification {
-		p.watchEvents.Add(1)
 	}
 }
 
@@ -350,8 +351,10 @@ type proxyConn struct {
 	done           chan struct{}
 	once           sync.Once
 
-	mu    sync.Mutex
-	drops map[int32]*dropRule // xid -> rule whose reply must be dropped
+	mu        sync.Mutex
+	drops     map[int32]*dropRule // xid -> rule whose reply must be dropped
+	waiting   map[int32]struct{}  // xids of counted requests not yet answered
+	notifying int64               // counted notifications not yet delivered
 }
 
 func (c *proxyConn) close() {

@@ -179,8 +179,8 @@ func TestParseRequest(t *testing.T) {
 }
 
 // TestProxyCountsTraffic: requests are counted when forwarded, pings and
-// syncs are not, and a notification is counted by the time the client has
-// it.
+// syncs are not, a notification is counted by the time the client has it,
+// and nothing is pending once the client has it all.
 func TestProxyCountsTraffic(t *testing.T) {
 	t.Parallel()
 	direct, root := rootT(t)
@@ -198,8 +198,11 @@ func TestProxyCountsTraffic(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-ev
-	if got := p.Traffic().Sub(before); got != (Traffic{Requests: 1, WatchEvents: 1}) {
+	if got := p.Traffic().Sub(before); got != (Traffic{Requests: 1, RoundTrips: 1, WatchEvents: 1}) {
 		t.Fatalf("after a sync, an exists and its notification: %+v", got)
+	}
+	if r, n := p.Pending(); r != 0 || n != 0 {
+		t.Fatalf("Pending = %d, %d once the client has every reply and notification", r, n)
 	}
 	if err := direct.Delete(root+"/n", -1); err != nil {
 		t.Fatal(err)
