@@ -59,8 +59,8 @@
 //
 // Losing a lock is always noticed a little late by the work done under it (a
 // garbage-collection pause, a slow disk). Hold.Token returns a fencing token,
-// the zxid that created the holder's node: it grows with every new holder of
-// the lock, so a storage system can refuse writes that carry a token lower
+// a zxid from the hold's start: it grows with every new holder of the lock,
+// so a storage system can refuse writes that carry a token lower
 // than one it has seen. For data kept in ZooKeeper itself, Hold.Multi (or
 // Guard) makes a transaction conditional on the lock node still existing. A
 // multi-lock's Hold has each member's token (Members) and guards them all.

@@ -113,8 +113,10 @@ func (h *Hold) Node() string {
 	return h.node.Path()
 }
 
-// Token returns the fencing token: the zxid that created the holder's node.
-// It grows with every new holder of the lock, so a storage system can refuse
+// Token returns the fencing token: a ZooKeeper zxid, the one that created
+// the holder's node or one from the moment the holder's listing showed it
+// held (docs/semantics.md, "Fencing"). It grows with every new holder of the
+// lock, so a storage system can refuse
 // writes that carry a token lower than one it has seen. The acquire made
 // sure it is known: Token sends no request. A multi-lock's is the largest of
 // its members' (see Members for each).

@@ -49,7 +49,7 @@ func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
 // once more. Either way a waiter's memory does not grow with the queue.
 func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error) {
 	name := zpath.Base(path)
-	dir, err := listWatched(ctx, sess, spec)
+	dir, err := listWatched(ctx, sess, spec, name)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 	revoked := false
 	// The first listing, made right after our create, may prove our
 	// token: a later one, after other changes, cannot.
-	token := tokenFromListing(dir.stat, name, spec.Prefix)
+	token := dir.token
 	p := spec.place(dir.nodes, name)
 	dir.nodes = nil // a waiter keeps no listing
 	for {
@@ -82,7 +82,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 			if err := znode.WaitEvent(ctx, sess, dir.events); err != nil {
 				return nil, err
 			}
-			if dir, err = listWatched(ctx, sess, spec); err != nil {
+			if dir, err = listWatched(ctx, sess, spec, name); err != nil {
 				return nil, err
 			}
 			p = spec.place(dir.nodes, name)
@@ -142,11 +142,12 @@ func (s Spec) place(nodes []Node, name string) place {
 
 // holdsNow lists the directory once: we hold, or the lock is busy.
 func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error) {
-	dir, err := listWatched(ctx, sess, spec)
+	name := zpath.Base(path)
+	dir, err := listWatched(ctx, sess, spec, name)
 	if err != nil {
 		return nil, err
 	}
-	ours := Index(dir.nodes, zpath.Base(path))
+	ours := Index(dir.nodes, name)
 	if ours < 0 {
 		return nil, errRequeue
 	}
@@ -161,6 +162,7 @@ type watchedListing struct {
 	nodes  []Node
 	stat   *zk.Stat
 	events <-chan zk.Event
+	token  int64 // our token, if the listing proves one (tokenFromListing)
 }
 
 // hold is the Hold of our node at path, which this listing shows holds: its
@@ -171,15 +173,15 @@ func (l watchedListing) hold(sess znode.Session, spec Spec, path string, token i
 	if spec.Bare {
 		return newHold(sess, path, 0, nil, false, false)
 	}
-	if t := tokenFromListing(l.stat, zpath.Base(path), spec.Prefix); t != 0 {
-		token = t
+	if l.token != 0 {
+		token = l.token
 	}
 	return newHold(sess, path, token, l.events, false, false)
 }
 
 // listWatched lists the directory and watches it, unless the spec is bare
 // (then events is nil).
-func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedListing, error) {
+func listWatched(ctx context.Context, sess znode.Session, spec Spec, name string) (watchedListing, error) {
 	var names []string
 	var stat *zk.Stat
 	var events <-chan zk.Event
@@ -202,6 +204,7 @@ func listWatched(ctx context.Context, sess znode.Session, spec Spec) (watchedLis
 		}
 	}
 	l.nodes = ParseAll(names, spec.siblings()...)
+	l.token = tokenFromListing(spec, stat, l.nodes, name)
 	return l, nil
 }
 
@@ -218,16 +221,38 @@ func readCzxid(ctx context.Context, sess znode.Session, path string) (int64, err
 	return st.Czxid, nil
 }
 
-// tokenFromListing returns our node's creation zxid when the listing taken
-// right after our create proves it: a sequential node's number is the
-// parent's child version before the create, so if the version is one more,
-// nothing changed the children since, and the parent's pzxid is our czxid.
-// Otherwise it returns 0, and the hold reads the token when asked.
-func tokenFromListing(dir *zk.Stat, name, prefix string) int64 {
-	if n := Parse(name, prefix); n.HasSeq && dir.Cversion == n.Seq+1 {
+// tokenFromListing returns a token for our node that a listing of its
+// directory proves, or 0 if it proves none (the hold then reads the zxid that
+// created our node).
+//
+// The directory's pzxid (the zxid of the last child created or deleted
+// before the listing) is one when no lock node in the listing was created
+// after ours, and every lock node of the directory gets its sequence number
+// as it is created (one lock name, so no read/write downgrade node, whose
+// number is its write node's). It is at least our node's creation zxid.
+// Every holder after us is either a node created after the listing, whose
+// creation zxid is larger, or one that holds only after our delete, whose
+// token is at least that delete's zxid: so tokens still grow from holder to
+// holder. If the listing also shows that nothing but our create changed the
+// children (the child version is one more than our number and nothing was
+// ever deleted), the pzxid is our creation zxid itself.
+func tokenFromListing(spec Spec, dir *zk.Stat, nodes []Node, name string) int64 {
+	ours := Index(nodes, name)
+	if ours < 0 {
+		return 0
+	}
+	if n := nodes[ours]; n.Prefix == spec.Prefix && dir.Cversion == n.Seq+1 {
 		return dir.Pzxid
 	}
-	return 0
+	if len(spec.siblings()) > 1 || spec.Sequence != "" {
+		return 0
+	}
+	for _, n := range nodes[ours+1:] {
+		if n.HasSeq {
+			return 0 // a node created after ours is in the listing
+		}
+	}
+	return dir.Pzxid
 }
 
 // waitFor watches target and waits until it is deleted (true) or its data

@@ -76,10 +76,10 @@ func newHold(sess znode.Session, path string, token int64, events <-chan zk.Even
 // Path is the full path of the node that holds the lock.
 func (h *Hold) Path() string { return h.path }
 
-// Token returns the fencing token: the zxid that created the node. ZooKeeper
-// zxids only grow, and a holder's node is created after its predecessor's,
-// so every later holder of the lock has a larger token. Acquire makes sure
-// it is known.
+// Token returns the fencing token: a zxid no earlier than the one that
+// created the node (that one, or the directory's pzxid from the listing that
+// showed it held: see tokenFromListing), so every later holder of the lock
+// has a larger token. Acquire makes sure it is known; a bare hold has none.
 func (h *Hold) Token() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()

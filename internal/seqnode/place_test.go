@@ -3,6 +3,7 @@ package seqnode
 import (
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -33,5 +34,33 @@ func TestPlace(t *testing.T) {
 		{"lease over the maximum watches the directory", lease, names("a", "b", "me"), place{}},
 	} {
 		assert.Equal(t, c.want, c.spec.place(c.nodes, "me"), c.name)
+	}
+}
+
+func TestTokenFromListing(t *testing.T) {
+	mutex := Spec{Prefix: "lock-", Holds: FirstN(1)}
+	rw := Spec{Prefix: "__READ__", Siblings: []string{"__READ__", "__WRIT__"}, Holds: FirstN(1)}
+	node := func(name, prefix string, seq int32) Node {
+		return Node{Name: name, Prefix: prefix, Seq: seq, HasSeq: true}
+	}
+	me := node("me", "lock-", 7)
+	later := node("later", "lock-", 8)
+	earlier := node("earlier", "lock-", 3)
+	other := Node{Name: "unrelated"}
+	stat := &zk.Stat{Cversion: 15, Pzxid: 99}
+	for _, c := range []struct {
+		name  string
+		spec  Spec
+		stat  *zk.Stat
+		nodes []Node
+		want  int64
+	}{
+		{"nothing but our create since the start: pzxid is our czxid", mutex, &zk.Stat{Cversion: 8, Pzxid: 42}, []Node{me}, 42},
+		{"no node created after ours", mutex, stat, []Node{earlier, me, other}, 99},
+		{"a node created after ours is listed", mutex, stat, []Node{earlier, me, later}, 0},
+		{"our node is not listed", mutex, stat, []Node{earlier}, 0},
+		{"read/write: downgrade nodes break the order", rw, stat, []Node{node("me", "__READ__", 7)}, 0},
+	} {
+		assert.Equal(t, c.want, tokenFromListing(c.spec, c.stat, c.nodes, "me"), c.name)
 	}
 }
