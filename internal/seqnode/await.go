@@ -48,11 +48,11 @@ func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
 // (others were ahead too, or the layout needs Relist) it reads the children
 // once more. Either way a waiter's memory does not grow with the queue.
 func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error) {
-	name := zpath.Base(path)
-	dir, err := listWatched(ctx, sess, spec, name)
+	dir, err := listWatched(ctx, sess, spec, path)
 	if err != nil {
 		return nil, err
 	}
+	name := zpath.Base(path)
 	var own *ownWatch // our own node's watch, once we have waited for a node
 	revoked := false
 	// The first listing, made right after our create, may prove our
@@ -82,7 +82,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 			if err := znode.WaitEvent(ctx, sess, dir.events); err != nil {
 				return nil, err
 			}
-			if dir, err = listWatched(ctx, sess, spec, name); err != nil {
+			if dir, err = listWatched(ctx, sess, spec, path); err != nil {
 				return nil, err
 			}
 			p = spec.place(dir.nodes, name)
@@ -142,16 +142,14 @@ func (s Spec) place(nodes []Node, name string) place {
 
 // holdsNow lists the directory once: we hold, or the lock is busy.
 func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error) {
-	name := zpath.Base(path)
-	dir, err := listWatched(ctx, sess, spec, name)
+	dir, err := listWatched(ctx, sess, spec, path)
 	if err != nil {
 		return nil, err
 	}
-	ours := Index(dir.nodes, name)
-	if ours < 0 {
+	switch p := spec.place(dir.nodes, zpath.Base(path)); {
+	case p.missing:
 		return nil, errRequeue
-	}
-	if holds, _ := spec.Holds(dir.nodes, ours); !holds {
+	case !p.holds:
 		return nil, errBusy
 	}
 	return dir.hold(sess, spec, path, 0), nil
@@ -179,9 +177,9 @@ func (l watchedListing) hold(sess znode.Session, spec Spec, path string, token i
 	return newHold(sess, path, token, l.events, false, false)
 }
 
-// listWatched lists the directory and watches it, unless the spec is bare
-// (then events is nil).
-func listWatched(ctx context.Context, sess znode.Session, spec Spec, name string) (watchedListing, error) {
+// listWatched lists the directory of our node at path and watches it, unless
+// the spec is bare (then events is nil).
+func listWatched(ctx context.Context, sess znode.Session, spec Spec, path string) (watchedListing, error) {
 	var names []string
 	var stat *zk.Stat
 	var events <-chan zk.Event
@@ -204,7 +202,7 @@ func listWatched(ctx context.Context, sess znode.Session, spec Spec, name string
 		}
 	}
 	l.nodes = ParseAll(names, spec.siblings()...)
-	l.token = tokenFromListing(spec, stat, l.nodes, name)
+	l.token = tokenFromListing(spec, stat, l.nodes, zpath.Base(path))
 	return l, nil
 }
 

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.zookeeper.KeeperException;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
@@ -410,7 +411,7 @@ public final class CuratorPeer {
                 });
                 t.setDaemon(true);
                 if (last) {
-                    while (clients.get(0).getChildren().forPath(path).size() < n - 1) {
+                    while (childCount(clients.get(0), path) < n - 1) {
                         Thread.sleep(1);
                     }
                     long start = System.nanoTime();
@@ -428,5 +429,15 @@ public final class CuratorPeer {
             }
         }
         System.out.printf("seconds=%.6f%n", total / rounds);
+    }
+
+    // childCount counts path's children: none while it does not exist yet
+    // (the first member to enter creates it).
+    static int childCount(CuratorFramework c, String path) throws Exception {
+        try {
+            return c.getChildren().forPath(path).size();
+        } catch (KeeperException.NoNodeException e) {
+            return 0;
+        }
     }
 }
