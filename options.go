@@ -2,6 +2,8 @@ package recipes
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -27,7 +29,13 @@ type options struct {
 	dialer         zk.Dialer
 	logger         zk.Logger
 	listener       func(State)
+	auth           []authCreds
+	acl            []zk.ACL // nil: OpenACL
+	aclSet         bool
 }
+
+// authCreds are one WithAuth.
+type authCreds struct{ scheme, auth string }
 
 func buildOptions(opts []Option) options {
 	o := options{timeout: DefaultSessionTimeout, connectTimeout: DefaultConnectTimeout, logger: quietLogger{}}
@@ -48,8 +56,61 @@ func (o options) check() error {
 		return fmt.Errorf("%w: tickTime %v is negative", ErrInvalid, o.tick)
 	case o.tick >= o.timeout:
 		return fmt.Errorf("%w: tickTime %v is not below the session timeout %v", ErrInvalid, o.tick, o.timeout)
+	case o.aclSet && len(o.acl) == 0:
+		return fmt.Errorf("%w: empty ACL: nobody could use the nodes", ErrInvalid)
+	}
+	for _, c := range o.auth {
+		if err := c.check(); err != nil {
+			return err
+		}
+	}
+	for _, a := range o.acl {
+		if err := checkACL(a); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+func (c authCreds) check() error {
+	switch {
+	case c.scheme == "":
+		return fmt.Errorf("%w: authentication with no scheme", ErrInvalid)
+	case c.scheme == "digest" && !strings.Contains(c.auth, ":"):
+		return fmt.Errorf("%w: digest credentials are not user:password", ErrInvalid)
+	}
+	return nil
+}
+
+func checkACL(a zk.ACL) error {
+	switch {
+	case a.Perms <= 0 || a.Perms > zk.PermAll:
+		return fmt.Errorf("%w: ACL %s:%s has permissions %d, not a set of cdrwa", ErrInvalid, a.Scheme, a.ID, a.Perms)
+	case a.Scheme == "":
+		return fmt.Errorf("%w: ACL entry with no scheme", ErrInvalid)
+	case a.Scheme == "world" && a.ID != "anyone":
+		return fmt.Errorf("%w: ACL world:%s: the world scheme's only id is anyone", ErrInvalid, a.ID)
+	}
+	return nil
+}
+
+// checkConnect reports options that Connect cannot work with: an ACL for
+// the creator's identities needs at least one.
+func (o options) checkConnect() error {
+	for _, a := range o.acl {
+		if a.Scheme == "auth" && len(o.auth) == 0 {
+			return fmt.Errorf("%w: ACL auth:%s gives the nodes to the session's identities, and it has none (WithAuth)", ErrInvalid, a.ID)
+		}
+	}
+	return nil
+}
+
+// nodeACL is the ACL of the nodes the session's recipes create.
+func (o options) nodeACL() []zk.ACL {
+	if o.aclSet {
+		return o.acl
+	}
+	return OpenACL()
 }
 
 // tickTime is the ensemble's tickTime as far as the session knows it, for a
@@ -116,6 +177,38 @@ func WithLogger(l zk.Logger) Option {
 func WithStateListener(f func(State)) Option {
 	return func(o *options) { o.listener = f }
 }
+
+// WithAuth adds credentials the session authenticates with, as zkCli's
+// addauth does: scheme "digest" with "user:password", for one. Connect
+// authenticates before it returns, and go-zookeeper sends the credentials
+// again after every reconnect, before any other request. NewSession adds
+// them to the caller's connection. Repeat the option for several identities.
+// Default: none.
+func WithAuth(scheme, credentials string) Option {
+	return func(o *options) { o.auth = append(o.auth, authCreds{scheme, credentials}) }
+}
+
+// WithACL sets the ACL of every node the session's recipes create: lock,
+// lease, barrier and member nodes and the container parents made for them,
+// as Curator's ACLProvider does. CreatorOnly gives them to the session's
+// own identities (WithAuth) and to no one else: a client without the
+// credentials can then neither join, inspect nor delete them. The slice is
+// copied. An ACL applies to the nodes created from then on; existing parents
+// keep theirs. Default: OpenACL, Curator's default.
+func WithACL(acl []zk.ACL) Option {
+	acl = slices.Clone(acl)
+	return func(o *options) { o.acl, o.aclSet = acl, true }
+}
+
+// OpenACL returns world:anyone:cdrwa (Curator's OPEN_ACL_UNSAFE), the
+// default: anyone may do anything with the nodes, delete a holder's node
+// included.
+func OpenACL() []zk.ACL { return zk.WorldACL(zk.PermAll) }
+
+// CreatorOnly returns auth::cdrwa (Curator's CREATOR_ALL_ACL): every
+// permission to the identities the creating session authenticated with
+// (WithAuth), none to anyone else.
+func CreatorOnly() []zk.ACL { return zk.AuthACL(zk.PermAll) }
 
 type quietLogger struct{}
 

@@ -43,6 +43,7 @@ type Session struct {
 	conn      *zk.Conn
 	owned     bool // Connect made conn, so Close and loss close it
 	opts      options
+	acl       []zk.ACL     // of the nodes the recipes create
 	grantedMs atomic.Int64 // the session timeout the server granted, in ms; Connect only
 	done      chan struct{}
 	ready     chan struct{} // closed on the first StateHasSession
@@ -69,6 +70,7 @@ func newSession(o options, owned bool) *Session {
 	return &Session{
 		owned:   owned,
 		opts:    o,
+		acl:     o.nodeACL(),
 		done:    make(chan struct{}),
 		ready:   make(chan struct{}),
 		state:   StateConnected,
@@ -90,6 +92,9 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		return nil, err
 	}
 	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if err := o.checkConnect(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -135,6 +140,10 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		return nil, fmt.Errorf("%w: the server granted a session timeout of %v, not above tickTime %v",
 			ErrInvalid, s.timeout(), tick)
 	}
+	if err := s.addAuth(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	s.establish()
 	s.wg.Go(func() { s.keepAlive(proofs{gap: relayGap(o.tickTime(s.timeout())), proof: s.granted}, nil) })
 	return s, nil
@@ -176,6 +185,9 @@ func NewSession(ctx context.Context, conn *zk.Conn, events <-chan zk.Event, opts
 			return nil, fmt.Errorf("recipes: new session: %w", context.Cause(ctx))
 		}
 	}
+	if err := s.addAuth(ctx); err != nil {
+		return nil, err
+	}
 	s.establish()
 	s.wg.Go(func() {
 		for {
@@ -205,6 +217,30 @@ func NewSession(ctx context.Context, conn *zk.Conn, events <-chan zk.Event, opts
 		return nil, fmt.Errorf("recipes: new session: no proof of life yet: %w", context.Cause(ctx))
 	}
 }
+
+// addAuth authenticates the connection with the WithAuth credentials,
+// within ctx. go-zookeeper keeps them and sends them again after every
+// reconnect, before any other request. Errors name the scheme, never the
+// credentials.
+func (s *Session) addAuth(ctx context.Context) error {
+	for _, c := range s.opts.auth {
+		done := make(chan error, 1)
+		go func() { done <- s.conn.AddAuth(c.scheme, []byte(c.auth)) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("recipes: authenticate with scheme %s: %w", c.scheme, err)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("recipes: authenticate with scheme %s: %w", c.scheme, context.Cause(ctx))
+		}
+	}
+	return nil
+}
+
+// ACL is the ACL of the nodes the session's recipes create (WithACL). The
+// caller must not modify it.
+func (s *Session) ACL() []zk.ACL { return s.acl }
 
 // establish records the session id once the first session is granted and
 // catches a disconnect that slipped in before it.

@@ -43,7 +43,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 	// Retry sends nothing for an ended ctx.
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
-			_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data)
+			_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data, b.sess.ACL())
 			if !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}

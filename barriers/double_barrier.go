@@ -139,7 +139,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 		readyc <- w
 	}()
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.data)
+		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.data, b.sess.ACL())
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil // ours: a retry after the reply to our create was lost
 		}
@@ -190,7 +190,7 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		for _, n := range names {
 			ops = append(ops, &zk.CheckVersionRequest{Path: zpath.Join(b.path, n), Version: -1})
 		}
-		ops = append(ops, &zk.CreateRequest{Path: b.ready, Data: b.data, Acl: znode.ACL, Flags: zk.FlagPersistent})
+		ops = append(ops, &zk.CreateRequest{Path: b.ready, Data: b.data, Acl: b.sess.ACL(), Flags: zk.FlagPersistent})
 		// Not retried on a lost reply: the next turn reads what happened.
 		_, err = b.sess.Conn().Multi(ops...)
 		switch {
@@ -223,7 +223,7 @@ func (b *DoubleBarrier) giveUp() (bool, error) {
 		if open, _, err = conn.Exists(b.ready); err != nil || !open {
 			return err
 		}
-		_, err = conn.Create(b.node, b.data, zk.FlagEphemeral, znode.ACL)
+		_, err = conn.Create(b.node, b.data, zk.FlagEphemeral, b.sess.ACL())
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil
 		}

@@ -180,7 +180,7 @@ func create(ctx context.Context, sess znode.Session, spec Spec, uuid string) (st
 			}
 		}
 		sent = true
-		p, err := znode.Create(conn, name, flags, spec.Data)
+		p, err := znode.Create(conn, name, flags, spec.Data, sess.ACL())
 		path = p
 		return err
 	})

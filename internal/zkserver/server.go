@@ -9,6 +9,8 @@
 package zkserver
 
 import (
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -37,8 +39,23 @@ type config struct {
 	peerProxies  bool     // ensemble links through TCPProxy; see WithPeerProxies
 }
 
+// SuperCredentials are the digest credentials ("user:password") of the
+// harness's super user: every server it starts lets a connection that
+// authenticates with them read and delete any node, whatever its ACL, so
+// tests can look at and clean up the nodes of ACL'd recipes.
+const SuperCredentials = "zktest:zktest"
+
+// superDigest is SuperCredentials as ZooKeeper's superDigest property wants
+// it: user:base64(sha1(user:password)).
+func superDigest() string {
+	user, _, _ := strings.Cut(SuperCredentials, ":")
+	sum := sha1.Sum([]byte(SuperCredentials))
+	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
 func newConfig(opts []Option) *config {
-	c := &config{startTimeout: DefaultStartTimeout}
+	c := &config{startTimeout: DefaultStartTimeout,
+		props: []string{"-Dzookeeper.DigestAuthenticationProvider.superDigest=" + superDigest()}}
 	for _, o := range opts {
 		o(c)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/recipes/internal/zkserver"
+
 	"github.com/go-zookeeper/zk"
 )
 
@@ -41,6 +43,11 @@ func Root(t testing.TB, conn *zk.Conn) string {
 	}
 	root := TestRoot + "/" + sanitize(t.Name()) + "-" + randomSuffix()
 	t.Cleanup(func() {
+		// The harness's super user sees and deletes the nodes of ACL'd
+		// recipes too; the test itself ran without its powers.
+		if err := conn.AddAuth("digest", []byte(zkserver.SuperCredentials)); err != nil {
+			t.Errorf("zktest: authenticating as the super user: %v", err)
+		}
 		orphans, err := Orphans(conn, root)
 		if err != nil {
 			t.Errorf("zktest: checking %s for leftover nodes: %v", root, err)

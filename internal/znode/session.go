@@ -24,6 +24,9 @@ type Session interface {
 	Err() error
 	ID() int64
 	Timeout() time.Duration
+	// ACL is the ACL of every node the recipes create; see
+	// recipes.WithACL.
+	ACL() []zk.ACL
 }
 
 // ErrSessionExpired is recipes.ErrSessionExpired, which the root package

@@ -17,20 +17,18 @@ import (
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// ACL is the ACL recipes give their nodes (Curator's default, OPEN_ACL_UNSAFE).
-var ACL = zk.WorldACL(zk.PermAll)
-
 // Create creates the node at path, creating its parent and the parent's
 // missing ancestors as containers when ZooKeeper reports the parent missing.
 // A container may be reaped between the two steps, so it tries a few times.
-func Create(conn *zk.Conn, path string, flags int32, data []byte) (string, error) {
+// Every node it creates gets acl.
+func Create(conn *zk.Conn, path string, flags int32, data []byte, acl []zk.ACL) (string, error) {
 	ancestors := zpath.Ancestors(path)
 	for range 3 {
-		p, err := conn.Create(path, data, flags, ACL)
+		p, err := conn.Create(path, data, flags, acl)
 		if !errors.Is(err, zk.ErrNoNode) || len(ancestors) == 0 {
 			return p, err
 		}
-		if err := EnsureContainer(conn, ancestors[0]); err != nil {
+		if err := EnsureContainer(conn, ancestors[0], acl); err != nil {
 			return "", err
 		}
 	}
@@ -39,15 +37,15 @@ func Create(conn *zk.Conn, path string, flags int32, data []byte) (string, error
 
 // EnsureContainer creates dir as a container node, and its missing ancestors
 // before it, nearest first. An existing dir costs one request.
-func EnsureContainer(conn *zk.Conn, dir string) error {
-	_, err := conn.CreateContainer(dir, nil, zk.FlagContainer, ACL)
+func EnsureContainer(conn *zk.Conn, dir string, acl []zk.ACL) error {
+	_, err := conn.CreateContainer(dir, nil, zk.FlagContainer, acl)
 	if errors.Is(err, zk.ErrNoNode) {
 		if ancestors := zpath.Ancestors(dir); len(ancestors) > 0 {
-			if err := EnsureContainer(conn, ancestors[0]); err != nil {
+			if err := EnsureContainer(conn, ancestors[0], acl); err != nil {
 				return err
 			}
 		}
-		_, err = conn.CreateContainer(dir, nil, zk.FlagContainer, ACL)
+		_, err = conn.CreateContainer(dir, nil, zk.FlagContainer, acl)
 	}
 	if err == nil || errors.Is(err, zk.ErrNodeExists) {
 		return nil

@@ -15,7 +15,10 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
@@ -88,7 +91,9 @@ public final class CuratorPeer {
 
     private static String usage() {
         return String.join("\n",
-                "usage: CuratorPeer MODE ARGS...",
+                "usage: CuratorPeer [--auth=SCHEME:CREDENTIALS] MODE ARGS...",
+                "  --auth authenticates every client and gives the nodes it creates to",
+                "  its identity only (Curator's CREATOR_ALL_ACL)",
                 "  mutex|read|write|semaphore-mutex SERVERS PATH ITER HOLD_MS LOG CLIENT",
                 "  multilock SERVERS PATH1,PATH2[,...] ITER HOLD_MS LOG CLIENT",
                 "  semaphore SERVERS PATH MAX ITER HOLD_MS LOG CLIENT",
@@ -103,7 +108,15 @@ public final class CuratorPeer {
                 "  bench-double-barrier SERVERS PATH MEMBERS ROUNDS");
     }
 
-    private static void run(String[] a) throws Exception {
+    /** SCHEME:CREDENTIALS of --auth, or null: see connect. */
+    private static String auth;
+
+    private static void run(String[] argv) throws Exception {
+        if (argv.length > 0 && argv[0].startsWith("--auth=")) {
+            auth = argv[0].substring("--auth=".length());
+            argv = Arrays.copyOfRange(argv, 1, argv.length);
+        }
+        final String[] a = argv;
         if (a.length == 0) {
             throw new UsageException("no mode");
         }
@@ -268,8 +281,31 @@ public final class CuratorPeer {
 
     /** Starts a client on servers, waits for its connection and registers it for closing. */
     private static CuratorFramework connect(String servers) throws Exception {
-        CuratorFramework c = CuratorFrameworkFactory.newClient(
-                servers, 10000, 10000, new ExponentialBackoffRetry(100, 3));
+        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder()
+                .connectString(servers)
+                .sessionTimeoutMs(10000)
+                .connectionTimeoutMs(10000)
+                .retryPolicy(new ExponentialBackoffRetry(100, 3));
+        if (auth != null) {
+            int colon = auth.indexOf(':');
+            if (colon < 0) {
+                throw new UsageException("--auth wants SCHEME:CREDENTIALS");
+            }
+            b = b.authorization(auth.substring(0, colon),
+                            auth.substring(colon + 1).getBytes(StandardCharsets.UTF_8))
+                    .aclProvider(new ACLProvider() {
+                        @Override
+                        public List<ACL> getDefaultAcl() {
+                            return ZooDefs.Ids.CREATOR_ALL_ACL;
+                        }
+
+                        @Override
+                        public List<ACL> getAclForPath(String path) {
+                            return ZooDefs.Ids.CREATOR_ALL_ACL;
+                        }
+                    });
+        }
+        CuratorFramework c = b.build();
         CLIENTS.add(c);
         c.start();
         if (!c.blockUntilConnected(30, TimeUnit.SECONDS)) {
