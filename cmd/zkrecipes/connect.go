@@ -93,7 +93,7 @@ func cancelOnSignal(sigs <-chan os.Signal, cancel context.CancelFunc) (stop func
 }
 
 func connect(ctx context.Context, g globals) (*recipes.Session, error) {
-	opts := []recipes.Option{recipes.WithSessionTimeout(g.sessionTimeout)}
+	opts := append([]recipes.Option{recipes.WithSessionTimeout(g.sessionTimeout)}, accessOptions(g)...)
 	if g.connectTimeout > 0 {
 		opts = append(opts, recipes.WithConnectTimeout(g.connectTimeout))
 	}

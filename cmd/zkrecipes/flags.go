@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // globals are the flags every command shares.
@@ -16,6 +18,8 @@ type globals struct {
 	servers        []string
 	sessionTimeout time.Duration
 	connectTimeout time.Duration // a command's --timeout, which bounds connecting too; 0: the library's default
+	auth           []credential  // --auth, after $ZKRECIPES_AUTH
+	acl            []zk.ACL      // --acl, else $ZKRECIPES_ACL; nil: the library's default
 }
 
 func parseGlobals(args []string) (globals, []string, error) {
@@ -24,6 +28,9 @@ func parseGlobals(args []string) (globals, []string, error) {
 		defServers = "127.0.0.1:2181"
 	}
 	g := globals{servers: splitServers(defServers), sessionTimeout: 10 * time.Second}
+	if err := accessFromEnv(&g); err != nil {
+		return g, nil, err
+	}
 	fs := flag.NewFlagSet("zkrecipes", flag.ContinueOnError)
 	addGlobalFlags(fs, &g)
 	if err := parse(fs, args); err != nil {
@@ -54,6 +61,8 @@ func addGlobalFlags(fs *flag.FlagSet, g *globals) {
 		return nil
 	})
 	fs.Var(durationValue{&g.sessionTimeout, false}, "session-timeout", "")
+	fs.Var(authValue{&g.auth}, "auth", "")
+	fs.Var(aclValue{&g.acl}, "acl", "")
 }
 
 // durationValue is a duration flag; only --timeout may be 0.
@@ -107,6 +116,9 @@ func (v *onceValue) IsBoolFlag() bool {
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	fs.VisitAll(func(f *flag.Flag) {
+		if r, ok := f.Value.(interface{ repeatable() bool }); ok && r.repeatable() {
+			return
+		}
 		if _, ok := f.Value.(*onceValue); !ok {
 			f.Value = &onceValue{Value: f.Value}
 		}
@@ -121,6 +133,9 @@ func parse(fs *flag.FlagSet, args []string) error {
 	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
 		if value, flagWhy, ok := strings.Cut(rest, " for flag -"); ok {
 			name, why, _ := strings.Cut(flagWhy, ": ")
+			if name == "auth" {
+				value = "(not shown)" // credentials stay out of logs
+			}
 			msg = fmt.Sprintf("--%s %s: %s", name, value, why)
 		}
 	}

@@ -31,8 +31,9 @@ func TestEachCommandHasItsOwnHelp(t *testing.T) {
 	assert.Contains(t, stderr, "Run 'zkrecipes lock --help' for usage.")
 }
 
-// TestFlagErrorsNameTheFlag: a bad duration names the flag and the value; a
-// flag given twice is a usage error; nothing is created.
+// TestFlagErrorsNameTheFlag: a bad duration names the flag and the value
+// (but a bad --auth hides its value); a flag given twice is a usage error;
+// bad --auth and --acl values are refused; nothing is created.
 func TestFlagErrorsNameTheFlag(t *testing.T) {
 	t.Parallel()
 	admin := zktest.Connect(t, zktest.ServersT(t))
@@ -51,10 +52,20 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"lock", path, "-n", "--timeout", "1s", "--", "true"}, "-n and --timeout exclude each other"},
 		{[]string{"multilock", path + "," + path + "2", "-n", "--", "true"}, "multilock: cannot try once"},
 		{[]string{"double-barrier", path, "--members", "2", "--timeout", "0", "--", "true"}, "double-barrier: cannot try once"},
+		// --auth and --acl (never echoing credentials: see below).
+		{[]string{"--auth", "nocolon", "lock", path, "--", "true"}, "--auth (not shown): not SCHEME:CREDENTIALS"},
+		{[]string{"--auth", "digest:secretuser", "lock", path, "--", "true"}, "--auth (not shown): digest credentials are user:password"},
+		{[]string{"--acl", "world:anyone", "lock", path, "--", "true"}, `entry "world:anyone" is not SCHEME:ID:PERMS`},
+		{[]string{"--acl", "world:anyone:rx", "lock", path, "--", "true"}, `permission 'x' is not one of cdrwa`},
+		{[]string{"--acl", "world:anyone:", "lock", path, "--", "true"}, "gives no permission"},
+		{[]string{"--acl", "", "lock", path, "--", "true"}, "is empty"},
+		{[]string{"--acl", "world:someone:r", "lock", path, "--", "true"}, "the world scheme's only id is anyone"},
+		{[]string{"--acl", "creator", "lock", path, "--", "true"}, "has none (WithAuth)"},
 	} {
 		code, _, stderr := zkrecipes(t, c.args...)
 		assert.Equal(t, 64, code, "%q: %s", c.args, stderr)
 		assert.Contains(t, stderr, c.want, "%q", c.args)
+		assert.NotContains(t, stderr, "secretuser", "%q: credentials in an error", c.args)
 	}
 	ok, _, err := admin.Exists(path)
 	require.NoError(t, err)

@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	zkrecipes [--servers H:P,...] [--session-timeout D] COMMAND ...
+//	zkrecipes [--servers H:P,...] [--session-timeout D] [--auth S:C] [--acl ACL] COMMAND ...
 //
 //	zkrecipes lock PATH [--timeout D | -n] [--data S] -- CMD [ARG...]
 //	zkrecipes rlock|wlock|semaphore-mutex PATH [...] -- CMD [ARG...]
@@ -35,6 +35,7 @@ const (
 	exitUsage       = 64  // bad command line (sysexits EX_USAGE), and only that
 	exitConflict    = 65  // the path is another recipe's, or a semaphore's with other --leases (EX_DATAERR)
 	exitUnavailable = 69  // ZooKeeper unreachable or failing (EX_UNAVAILABLE)
+	exitNoPerm      = 77  // the nodes' ACL does not let this identity in (EX_NOPERM)
 	exitTimeout     = 75  // --timeout passed, or -n found it busy (EX_TEMPFAIL)
 	exitLost        = 79  // the lock was lost while the command ran
 	exitInterrupted = 130 // interrupted (SIGINT/SIGTERM) while waiting
@@ -70,7 +71,7 @@ func lookup(name string) (command, bool) {
 // they all share.
 func globalUsage() string {
 	var b strings.Builder
-	b.WriteString(`usage: zkrecipes [--servers H:P,...] [--session-timeout D] COMMAND ...
+	b.WriteString(`usage: zkrecipes [--servers H:P,...] [--session-timeout D] [--auth S:C] [--acl ACL] COMMAND ...
 
 Commands ('zkrecipes COMMAND --help' shows one's flags):
 `)
@@ -97,6 +98,12 @@ override what came before the command; any other flag given twice is an
 error):
   --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
   --session-timeout D    ZooKeeper session timeout (default 10s)
+  --auth SCHEME:CREDS    authenticate, e.g. digest:user:password; repeatable
+                         (default $ZKRECIPES_AUTH, one SCHEME:CREDS; prefer it:
+                         a command line is visible to other users)
+  --acl ACL              ACL of the nodes created: creator (auth::cdrwa), open
+                         (world:anyone:cdrwa, the default), or zkCli's
+                         SCHEME:ID:PERMS,... (default $ZKRECIPES_ACL)
 `
 
 // waitFlagsUsage is what every waiting command says of --timeout, -n and
@@ -116,6 +123,7 @@ Exit status: CMD's own status (128+N if killed by signal N), or
   65  PATH is used by another kind of recipe, or a semaphore is used with
       another --leases (nothing was created)
   69  ZooKeeper unavailable, or the session lost
+  77  the nodes' ACL does not let this identity in (see --auth)
   75  timed out waiting, or -n found it busy
   79  lock lost while CMD ran
   130 interrupted while waiting
@@ -175,6 +183,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "zkrecipes: %v\n", ee.err)
 		}
 		return ee.code
+	case notAllowed(err):
+		fmt.Fprintf(stderr, "zkrecipes: %v\n%s\n", err, notAllowedHint)
+		return exitNoPerm
 	default:
 		fmt.Fprintf(stderr, "zkrecipes: %v\n", err)
 		return exitUnavailable

@@ -34,6 +34,8 @@ func waitFailure(ctx context.Context, what string, err error) error {
 		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", what)}
 	case ctx.Err() != nil:
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", what)}
+	case notAllowed(err):
+		return exitError{exitNoPerm, fmt.Errorf("%w\n%s", err, notAllowedHint)}
 	}
 	return exitError{exitUnavailable, err}
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes"
+)
+
+// authValue is --auth SCHEME:CREDENTIALS, which may be given several times;
+// $ZKRECIPES_AUTH is the first.
+type authValue struct{ creds *[]credential }
+
+type credential struct{ scheme, auth string }
+
+func (v authValue) String() string { return "" } // never shows credentials
+
+// repeatable lets --auth be given more than once (see parse).
+func (authValue) repeatable() bool { return true }
+
+func (v authValue) Set(s string) error {
+	c, err := parseCredential(s)
+	if err != nil {
+		return err
+	}
+	*v.creds = append(*v.creds, c)
+	return nil
+}
+
+func parseCredential(s string) (credential, error) {
+	scheme, auth, ok := strings.Cut(s, ":")
+	switch {
+	case !ok || scheme == "":
+		return credential{}, errors.New("not SCHEME:CREDENTIALS (e.g. digest:user:password)")
+	case scheme == "digest" && !strings.Contains(auth, ":"):
+		return credential{}, errors.New("digest credentials are user:password")
+	}
+	return credential{scheme, auth}, nil
+}
+
+// aclValue is --acl, in zkCli's syntax: SCHEME:ID:PERMS entries separated by
+// commas (world:anyone:cdrwa, auth::cdrwa, digest:user:hash:cdrwa,
+// ip:127.0.0.1:r), or one of the words creator (auth::cdrwa) and open
+// (world:anyone:cdrwa).
+type aclValue struct{ acl *[]zk.ACL }
+
+func (v aclValue) String() string {
+	if v.acl == nil {
+		return ""
+	}
+	return formatACL(*v.acl)
+}
+
+func (v aclValue) Set(s string) error {
+	acl, err := parseACL(s)
+	if err != nil {
+		return err
+	}
+	*v.acl = acl
+	return nil
+}
+
+var permLetters = map[rune]int32{
+	'c': zk.PermCreate, 'd': zk.PermDelete, 'r': zk.PermRead, 'w': zk.PermWrite, 'a': zk.PermAdmin,
+}
+
+func parseACL(s string) ([]zk.ACL, error) {
+	switch strings.TrimSpace(s) {
+	case "creator":
+		return recipes.CreatorOnly(), nil
+	case "open":
+		return recipes.OpenACL(), nil
+	case "":
+		return nil, errors.New("is empty")
+	}
+	var acl []zk.ACL
+	for entry := range strings.SplitSeq(s, ",") {
+		entry = strings.TrimSpace(entry)
+		scheme, rest, ok1 := strings.Cut(entry, ":")
+		i := strings.LastIndex(rest, ":")
+		if !ok1 || i < 0 || scheme == "" {
+			return nil, fmt.Errorf("entry %q is not SCHEME:ID:PERMS", entry)
+		}
+		id, letters := rest[:i], rest[i+1:]
+		var perms int32
+		for _, l := range letters {
+			p, ok := permLetters[l]
+			if !ok {
+				return nil, fmt.Errorf("entry %q: permission %q is not one of cdrwa", entry, l)
+			}
+			perms |= p
+		}
+		if perms == 0 {
+			return nil, fmt.Errorf("entry %q gives no permission", entry)
+		}
+		acl = append(acl, zk.ACL{Perms: perms, Scheme: scheme, ID: id})
+	}
+	return acl, nil
+}
+
+func formatACL(acl []zk.ACL) string {
+	var entries []string
+	for _, a := range acl {
+		var letters strings.Builder
+		for _, l := range "cdrwa" {
+			if a.Perms&permLetters[l] != 0 {
+				letters.WriteRune(l)
+			}
+		}
+		entries = append(entries, a.Scheme+":"+a.ID+":"+letters.String())
+	}
+	return strings.Join(entries, ",")
+}
+
+// accessFromEnv reads $ZKRECIPES_AUTH (one SCHEME:CREDENTIALS) and
+// $ZKRECIPES_ACL (as --acl) into g.
+func accessFromEnv(g *globals) error {
+	if v := os.Getenv("ZKRECIPES_AUTH"); v != "" {
+		c, err := parseCredential(v)
+		if err != nil {
+			return usagef("$ZKRECIPES_AUTH: %v", err)
+		}
+		g.auth = append(g.auth, c)
+	}
+	if v := os.Getenv("ZKRECIPES_ACL"); v != "" {
+		acl, err := parseACL(v)
+		if err != nil {
+			return usagef("$ZKRECIPES_ACL %s: %v", v, err)
+		}
+		g.acl = acl
+	}
+	return nil
+}
+
+// accessOptions are the session options for g's credentials and ACL.
+func accessOptions(g globals) []recipes.Option {
+	var opts []recipes.Option
+	for _, c := range g.auth {
+		opts = append(opts, recipes.WithAuth(c.scheme, c.auth))
+	}
+	if g.acl != nil {
+		opts = append(opts, recipes.WithACL(g.acl))
+	}
+	return opts
+}
+
+// notAllowed reports an error from ZooKeeper's access control.
+func notAllowed(err error) bool {
+	return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed)
+}
+
+const notAllowedHint = "The nodes' ACL does not let this identity in: authenticate with --auth or $ZKRECIPES_AUTH."

@@ -1,0 +1,65 @@
+package main_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes/internal/zktest"
+)
+
+// TestAuthAndACLFlags: a lock taken with --auth and --acl creator belongs
+// to that identity: inspect without the credentials fails and says why,
+// inspect with them (from the environment) works, and so does a second
+// holder with them.
+func TestAuthAndACLFlags(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/acl/lock"
+	holder := command(t, "--auth", "digest:ops:pw", "--acl", "creator", "lock", path, "--", "sleep", "60")
+	require.NoError(t, holder.Start())
+	defer stop(holder)
+	owner := zktest.Connect(t, zktest.ServersT(t))
+	require.NoError(t, owner.AddAuth("digest", []byte("ops:pw")))
+	eventually(t, func() bool { return len(lockNodes(t, owner, path)) == 1 })
+	acl, _, err := owner.GetACL(path)
+	require.NoError(t, err)
+	require.Len(t, acl, 1)
+	assert.Equal(t, "digest", acl[0].Scheme)
+	assert.True(t, strings.HasPrefix(acl[0].ID, "ops:"), acl[0].ID)
+
+	code, _, stderr := zkrecipes(t, "inspect", path)
+	assert.Equal(t, 77, code, stderr)
+	assert.Contains(t, stderr, "not authenticated")
+	assert.Contains(t, stderr, "--auth")
+	code, _, stderr = zkrecipes(t, "lock", path, "-n", "--", "true")
+	assert.Equal(t, 77, code, "joining without the credentials: %s", stderr)
+
+	inspect := command(t, "inspect", path)
+	inspect.Env = append(os.Environ(), "ZKRECIPES_AUTH=digest:ops:pw")
+	out, err := inspect.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "held by")
+
+	code, _, stderr = zkrecipes(t, "--auth", "digest:ops:pw", "lock", path, "-n", "--", "true")
+	assert.Equal(t, 75, code, "the lock is held: %s", stderr)
+}
+
+// TestAccessFromTheEnvironment: a bad $ZKRECIPES_ACL is a usage error that
+// names the variable.
+func TestAccessFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/lock"
+	bad := command(t, "lock", path, "--", "true")
+	bad.Env = append(os.Environ(), "ZKRECIPES_ACL=digest:x")
+	out, err := bad.CombinedOutput()
+	assert.Equal(t, 64, bad.ProcessState.ExitCode(), "%s (%v)", out, err)
+	assert.Contains(t, string(out), "$ZKRECIPES_ACL")
+	ok, _, err := admin.Exists(path)
+	require.NoError(t, err)
+	assert.False(t, ok, "a bad ACL created the lock")
+}
