@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,8 +68,8 @@ func TestParseServers(t *testing.T) {
 		"zk.example.org:65535": {"zk.example.org:65535"},
 	}
 	for in, want := range good {
-		got, err := parseServers([]string{in})
-		if err != nil || len(got) != len(want) {
+		got, chroot, err := parseServers([]string{in})
+		if err != nil || len(got) != len(want) || chroot != "" {
 			t.Errorf("parseServers(%q) = %v, %v; want %v", in, got, err, want)
 			continue
 		}
@@ -78,9 +79,23 @@ func TestParseServers(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range [][]string{nil, {""}, {"a:1,"}, {"127.0.0.1:notaport"}, {"h:0"}, {"h:70000"}, {":2181"}, {"h:"}, {"::1"}, {"h:2181/app"}} {
-		if got, err := parseServers(in); err == nil {
+	for _, in := range [][]string{nil, {""}, {"a:1,"}, {"127.0.0.1:notaport"}, {"h:0"}, {"h:70000"}, {":2181"}, {"h:"}, {"::1"},
+		{"h:2181/app/"}, {"h:2181/app//x"}, {"h:2181/zookeeper"}, {"a:1/x", "b:2/y"}, {"/app"}} {
+		if got, _, err := parseServers(in); err == nil {
 			t.Errorf("parseServers(%q) = %v, want an error", in, got)
 		}
+	}
+	for in, want := range map[string][2]string{
+		"h1:2181,h2:2181/app": {"h1:2181 h2:2181", "/app"},
+		"h:2181/a/b":          {"h:2181", "/a/b"},
+		"h:2181/":             {"h:2181", ""},
+	} {
+		got, chroot, err := parseServers([]string{in})
+		if err != nil || strings.Join(got, " ") != want[0] || chroot != want[1] {
+			t.Errorf("parseServers(%q) = %v, %q, %v; want %v", in, got, chroot, err, want)
+		}
+	}
+	if got, chroot, err := parseServers([]string{"a:1/app", "b:2/app"}); err != nil || len(got) != 2 || chroot != "/app" {
+		t.Errorf("the same chroot twice: %v, %q, %v", got, chroot, err)
 	}
 }

@@ -32,6 +32,9 @@ type options struct {
 	auth           []authCreds
 	acl            []zk.ACL // nil: OpenACL
 	aclSet         bool
+	chroot         string // "" for none
+	chrootSet      bool
+	chrootErr      error
 }
 
 // authCreds are one WithAuth.
@@ -58,6 +61,8 @@ func (o options) check() error {
 		return fmt.Errorf("%w: tickTime %v is not below the session timeout %v", ErrInvalid, o.tick, o.timeout)
 	case o.aclSet && len(o.acl) == 0:
 		return fmt.Errorf("%w: empty ACL: nobody could use the nodes", ErrInvalid)
+	case o.chrootErr != nil:
+		return fmt.Errorf("%w: chroot: %w", ErrInvalid, o.chrootErr)
 	}
 	for _, c := range o.auth {
 		if err := c.check(); err != nil {
@@ -198,6 +203,20 @@ func WithAuth(scheme, credentials string) Option {
 func WithACL(acl []zk.ACL) Option {
 	acl = slices.Clone(acl)
 	return func(o *options) { o.acl, o.aclSet = acl, true }
+}
+
+// WithChroot makes the session's recipes work under path, as a ZooKeeper
+// client chrooted there would: every path given to a recipe's constructor,
+// to locks.Inspect, barriers.Inspect and locks.Revoke is taken below it, and
+// the paths they report (Hold.Node, Participant.Path and Waits) are relative
+// to it again. Two sessions with different chroots never see each other's
+// recipes. Connect also takes a chroot at the end of a server string, as
+// ZooKeeper's own clients do ("h1:2181,h2:2181/app"). The session's own
+// methods that take or give paths (Conn, Retry, Delete) and Hold.Guard work
+// with full paths, as ZooKeeper sees them. "/" means none. Default: none.
+func WithChroot(path string) Option {
+	c, err := checkChroot(path)
+	return func(o *options) { o.chroot, o.chrootSet, o.chrootErr = c, true, err }
 }
 
 // OpenACL returns world:anyone:cdrwa (Curator's OPEN_ACL_UNSAFE), the

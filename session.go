@@ -82,14 +82,22 @@ func newSession(o options, owned bool) *Session {
 // granted it a session: within ctx, and within the connect timeout (see
 // WithConnectTimeout) when ctx has no earlier deadline. Each server is
 // "host:port" ("host" alone means port 2181); one string may list several,
-// separated by commas. An error names the last reason a connection attempt
-// failed. The Session owns the connection: Close closes it, and so does the
+// separated by commas, and end with a chroot, as in ZooKeeper's own
+// connection strings ("h1:2181,h2:2181/app": see WithChroot). An error names
+// the last reason a connection attempt failed. The Session owns the connection: Close closes it, and so does the
 // end of the session.
 func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, error) {
 	o := buildOptions(opts)
-	addrs, err := parseServers(servers)
+	addrs, chroot, err := parseServers(servers)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case chroot == "":
+	case o.chrootSet && o.chroot != chroot:
+		return nil, fmt.Errorf("%w: chroot %s in the servers and %s in WithChroot", ErrInvalid, chroot, o.chroot)
+	default:
+		o.chroot, o.chrootSet = chroot, true
 	}
 	if err := o.check(); err != nil {
 		return nil, err
@@ -237,6 +245,10 @@ func (s *Session) addAuth(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Chroot is the path the session's recipes work under ("" for none): see
+// WithChroot.
+func (s *Session) Chroot() string { return s.opts.chroot }
 
 // ACL is the ACL of the nodes the session's recipes create (WithACL). The
 // caller must not modify it.

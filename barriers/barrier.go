@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/znode"
+	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // A Barrier holds processes back until it is removed: Curator's
@@ -18,7 +19,8 @@ import (
 // and Wait returns once it is down. It is safe for concurrent use.
 type Barrier struct {
 	sess *recipes.Session
-	path string
+	path string // as given
+	dir  string // path in ZooKeeper, under the session's chroot
 	data []byte
 }
 
@@ -29,7 +31,7 @@ func NewBarrier(sess *recipes.Session, path string, opts ...recipes.NodeOption) 
 	if err != nil {
 		return nil, err
 	}
-	return &Barrier{sess: sess, path: path, data: data}, nil
+	return &Barrier{sess: sess, path: path, dir: zpath.Under(sess.Chroot(), path), data: data}, nil
 }
 
 // Path returns the barrier's path.
@@ -43,12 +45,12 @@ func (b *Barrier) Set(ctx context.Context) error {
 	// Retry sends nothing for an ended ctx.
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
-			_, err := znode.Create(conn, b.path, zk.FlagPersistent, b.data, b.sess.ACL())
+			_, err := znode.Create(conn, b.dir, zk.FlagPersistent, b.data, b.sess.ACL())
 			if !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}
 			// Up already, unless the node is another recipe's path.
-			names, _, err := conn.Children(b.path)
+			names, _, err := conn.Children(b.dir)
 			if errors.Is(err, zk.ErrNoNode) {
 				continue // removed meanwhile: put it up again
 			}
@@ -69,7 +71,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 // and the barrier stays as it is.
 func (b *Barrier) Remove(ctx context.Context) error {
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		return znode.IgnoreNoNode(conn.Delete(b.path, -1))
+		return znode.IgnoreNoNode(conn.Delete(b.dir, -1))
 	})
 	if err != nil {
 		return fmt.Errorf("barriers: remove %s: %w", b.path, err)
@@ -83,7 +85,7 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // session timeout): a waiter that cannot see the barrier is never told it
 // has passed.
 func (b *Barrier) Wait(ctx context.Context) error {
-	if err := znode.AwaitExists(ctx, b.sess, b.path, false, nil); err != nil {
+	if err := znode.AwaitExists(ctx, b.sess, b.dir, false, nil); err != nil {
 		return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
 	}
 	return nil
@@ -91,7 +93,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 
 // IsSet reports whether the barrier is up.
 func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
-	up, err := znode.Exists(ctx, b.sess, b.path)
+	up, err := znode.Exists(ctx, b.sess, b.dir)
 	if err != nil {
 		return false, fmt.Errorf("barriers: check %s: %w", b.path, err)
 	}

@@ -40,7 +40,8 @@ const readyNode = layout.ReadyNode
 // alternate.
 type DoubleBarrier struct {
 	sess    *recipes.Session
-	path    string
+	path    string // as given
+	dir     string // path in ZooKeeper, under the session's chroot
 	ready   string
 	node    string // our member node
 	members int
@@ -61,11 +62,13 @@ func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...r
 	if err != nil {
 		return nil, err
 	}
+	dir := zpath.Under(sess.Chroot(), path)
 	return &DoubleBarrier{
 		sess:    sess,
 		path:    path,
-		ready:   zpath.Join(path, readyNode),
-		node:    zpath.Join(path, seqnode.NewUUID()),
+		dir:     dir,
+		ready:   zpath.Join(dir, readyNode),
+		node:    zpath.Join(dir, seqnode.NewUUID()),
 		members: members,
 		data:    data,
 	}, nil
@@ -83,7 +86,7 @@ func (b *DoubleBarrier) Node() string { return b.node }
 // Arrived returns how many members are at the barrier now (entered, or
 // waiting to enter), and whether it is open.
 func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
-	names, err := znode.Children(ctx, b.sess, b.path)
+	names, err := znode.Children(ctx, b.sess, b.dir)
 	if err != nil {
 		return 0, false, fmt.Errorf("barriers: count %s: %w", b.path, err)
 	}
@@ -169,7 +172,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 // never counted. It reports whether the barrier is open.
 func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 	for {
-		names, err := znode.Children(ctx, b.sess, b.path)
+		names, err := znode.Children(ctx, b.sess, b.dir)
 		if err != nil {
 			return false, err
 		}
@@ -188,7 +191,7 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		}
 		ops := make([]any, 0, len(names)+1)
 		for _, n := range names {
-			ops = append(ops, &zk.CheckVersionRequest{Path: zpath.Join(b.path, n), Version: -1})
+			ops = append(ops, &zk.CheckVersionRequest{Path: zpath.Join(b.dir, n), Version: -1})
 		}
 		ops = append(ops, &zk.CreateRequest{Path: b.ready, Data: b.data, Acl: b.sess.ACL(), Flags: zk.FlagPersistent})
 		// Not retried on a lost reply: the next turn reads what happened.
@@ -267,7 +270,7 @@ func (b *DoubleBarrier) leave(ctx context.Context) error {
 	ours := zpath.Base(b.node)
 	ourNodeExists := true
 	for {
-		names, err := znode.Children(ctx, b.sess, b.path)
+		names, err := znode.Children(ctx, b.sess, b.dir)
 		if err != nil {
 			return err
 		}
@@ -296,7 +299,7 @@ func (b *DoubleBarrier) leave(ctx context.Context) error {
 				ourNodeExists = false
 			}
 		}
-		if err := znode.AwaitExists(ctx, b.sess, zpath.Join(b.path, watch), false, nil); err != nil {
+		if err := znode.AwaitExists(ctx, b.sess, zpath.Join(b.dir, watch), false, nil); err != nil {
 			return err
 		}
 	}

@@ -41,7 +41,7 @@ func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, 
 	if !slices.Contains(layout.Present(names), layout.DoubleBarrier) {
 		return nil, nil
 	}
-	ps, err := seqnode.Participants(ctx, sess, path, nil)
+	ps, err := seqnode.Participants(ctx, sess, zpath.Under(sess.Chroot(), path), nil)
 	if err != nil {
 		return nil, fmt.Errorf("barriers: inspect %s: %w", path, err)
 	}
@@ -51,7 +51,7 @@ func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, 
 			continue
 		}
 		u.Members = append(u.Members, recipes.Participant{
-			Path: p.Path, Kind: recipes.KindMember, Data: p.Data, Created: p.Created, Token: p.Token, Session: p.Session,
+			Path: zpath.Outside(sess.Chroot(), p.Path), Kind: recipes.KindMember, Data: p.Data, Created: p.Created, Token: p.Token, Session: p.Session,
 		})
 	}
 	slices.SortFunc(u.Members, func(a, b recipes.Participant) int { return cmp.Compare(a.Token, b.Token) })

@@ -12,6 +12,7 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
+	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // A Hold is one acquisition of a lock: what every acquire in this package
@@ -105,12 +106,13 @@ func (h *Hold) carried(hs []*Hold) []*Hold {
 func (h *Hold) Path() string { return h.path }
 
 // Node returns the full path of the node that holds the lock, which Revoke
-// and Participants name; "" for a multi-lock (see Members).
+// and Participants name (relative to the session's chroot, like them); ""
+// for a multi-lock (see Members).
 func (h *Hold) Node() string {
 	if h.node == nil {
 		return ""
 	}
-	return h.node.Path()
+	return zpath.Outside(h.sess.Chroot(), h.node.Path())
 }
 
 // Token returns the fencing token: a ZooKeeper zxid, the one that created

@@ -7,6 +7,7 @@ import (
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // A Mutex is a reentrant lock shared by every process that uses the same
@@ -40,7 +41,7 @@ func NewMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*
 	}
 	return &Mutex{
 		sess: sess,
-		spec: mutexSpec(path, data),
+		spec: mutexSpec(zpath.Under(sess.Chroot(), path), data),
 		key:  holdKey{kind: "mutex", sess: sess, path: path},
 	}, nil
 }
@@ -58,7 +59,7 @@ func refuseOthers(path string, own layout.Kind) func([]string) error {
 }
 
 // Path returns the mutex's path.
-func (m *Mutex) Path() string { return m.spec.Dir }
+func (m *Mutex) Path() string { return m.key.path }
 
 // Lock blocks until the mutex is held, and returns the Hold.
 //

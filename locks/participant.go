@@ -38,17 +38,18 @@ func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, 
 	if err != nil {
 		return nil, err
 	}
+	dir := zpath.Under(sess.Chroot(), path)
 	var out []Usage
 	for _, k := range layout.Present(names) {
 		u := Usage{Recipe: string(k)}
 		switch k {
 		case layout.Mutex:
-			u.Participants, err = mutexParticipants(ctx, sess, path)
+			u.Participants, err = mutexParticipants(ctx, sess, dir)
 		case layout.RWLock:
-			u.Participants, err = rwParticipants(ctx, sess, path)
+			u.Participants, err = rwParticipants(ctx, sess, dir)
 		case layout.Semaphore:
 			u.MaxLeases = recordedMax(data)
-			u.Participants, err = semaphoreParticipants(ctx, sess, path, u.MaxLeases)
+			u.Participants, err = semaphoreParticipants(ctx, sess, dir, u.MaxLeases)
 		default:
 			continue // not a lock
 		}
@@ -92,8 +93,11 @@ func participants(ctx context.Context, sess *recipes.Session, dir string, rule s
 	out := make([]Participant, len(ps))
 	for i, p := range ps {
 		out[i] = Participant{
-			Path: p.Path, Kind: kinds[p.Prefix], Data: p.Data, Created: p.Created, Token: p.Token, Session: p.Session,
-			Holds: p.Holds, Waits: p.Waits, Revoked: bytes.Equal(p.Data, seqnode.RevokeData),
+			Path: zpath.Outside(sess.Chroot(), p.Path), Kind: kinds[p.Prefix], Data: p.Data, Created: p.Created,
+			Token: p.Token, Session: p.Session, Holds: p.Holds, Revoked: bytes.Equal(p.Data, seqnode.RevokeData),
+		}
+		if p.Waits != "" {
+			out[i].Waits = zpath.Outside(sess.Chroot(), p.Waits)
 		}
 	}
 	return out, nil

@@ -37,7 +37,7 @@ func Revoke(ctx context.Context, sess *recipes.Session, nodePath string) error {
 		return fmt.Errorf("%w: %s %s", ErrNotRevocable, nodePath, why)
 	}
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := conn.Set(nodePath, seqnode.RevokeData, -1)
+		_, err := conn.Set(zpath.Under(sess.Chroot(), nodePath), seqnode.RevokeData, -1)
 		return err
 	})
 	switch {

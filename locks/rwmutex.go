@@ -36,7 +36,8 @@ const (
 // Locker. An RWMutex is safe for concurrent use.
 type RWMutex struct {
 	sess     *recipes.Session
-	path     string
+	path     string // as given
+	dir      string // path in ZooKeeper, under the session's chroot
 	data     []byte
 	readKey  holdKey
 	writeKey holdKey
@@ -52,6 +53,7 @@ func NewRWMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) 
 	return &RWMutex{
 		sess:     sess,
 		path:     path,
+		dir:      zpath.Under(sess.Chroot(), path),
 		data:     data,
 		readKey:  holdKey{kind: "rw-read", sess: sess, path: path},
 		writeKey: holdKey{kind: "rw-write", sess: sess, path: path},
@@ -63,12 +65,12 @@ func (rw *RWMutex) Path() string { return rw.path }
 
 func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 	return seqnode.Spec{
-		Dir:      rw.path,
+		Dir:      rw.dir,
 		Prefix:   prefix,
 		Siblings: []string{readLockName, writeLockName},
 		Data:     rw.data,
 		Holds:    holds,
-		Refuse:   refuseOthers(rw.path, layout.RWLock),
+		Refuse:   refuseOthers(rw.dir, layout.RWLock),
 	}
 }
 
@@ -153,5 +155,5 @@ func (r readLocker) Path() string                            { return r.rw.path 
 // waits for the node ahead of it, a waiting reader for the nearest writer
 // ahead of it.
 func (rw *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
-	return rwParticipants(ctx, rw.sess, rw.path)
+	return rwParticipants(ctx, rw.sess, rw.dir)
 }

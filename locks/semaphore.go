@@ -42,7 +42,8 @@ const (
 // one fails with ErrMaxLeases. A Semaphore is safe for concurrent use.
 type Semaphore struct {
 	sess   *recipes.Session
-	path   string
+	path   string // as given
+	dir    string // path in ZooKeeper, under the session's chroot
 	max    int
 	gate   seqnode.Spec // a Mutex that one acquirer at a time holds while it waits
 	leases seqnode.Spec
@@ -62,10 +63,11 @@ func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...rec
 	return &Semaphore{
 		sess: sess,
 		path: path,
+		dir:  zpath.Under(sess.Chroot(), path),
 		max:  maxLeases,
-		gate: gateSpec(zpath.Join(path, semaphoreGate), data),
+		gate: gateSpec(zpath.Join(zpath.Under(sess.Chroot(), path), semaphoreGate), data),
 		leases: seqnode.Spec{
-			Dir:    zpath.Join(path, semaphoreLeases),
+			Dir:    zpath.Join(zpath.Under(sess.Chroot(), path), semaphoreLeases),
 			Prefix: leaseLockName,
 			Data:   data,
 			Holds:  seqnode.AtMost(maxLeases),
@@ -188,7 +190,7 @@ func (s *Semaphore) checkLayout(ctx context.Context) error {
 	var names []string
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
-		names, _, err = conn.Children(s.path)
+		names, _, err = conn.Children(s.dir)
 		return err
 	})
 	if err != nil {
@@ -225,12 +227,12 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 	want := []byte(maxLeasesPrefix + strconv.Itoa(s.max))
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
-			data, st, err := conn.Get(s.path)
+			data, st, err := conn.Get(s.dir)
 			if err != nil {
 				return err
 			}
 			if len(data) == 0 {
-				_, err = conn.Set(s.path, want, st.Version)
+				_, err = conn.Set(s.dir, want, st.Version)
 				if errors.Is(err, zk.ErrBadVersion) {
 					continue // someone else recorded one meanwhile
 				}
@@ -256,5 +258,5 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 // acquirers queued at the gate behind it, each waiting for the gate node
 // ahead of it. All have Kind KindLease.
 func (s *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
-	return semaphoreParticipants(ctx, s.sess, s.path, s.max)
+	return semaphoreParticipants(ctx, s.sess, s.dir, s.max)
 }

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -62,4 +63,22 @@ func TestAccessFromTheEnvironment(t *testing.T) {
 	ok, _, err := admin.Exists(path)
 	require.NoError(t, err)
 	assert.False(t, ok, "a bad ACL created the lock")
+}
+
+// TestChrootInServers: a chroot at the end of --servers, as ZooKeeper's own
+// clients take it, puts the command's lock below it, and inspect under the
+// same chroot sees it by its relative path.
+func TestChrootInServers(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	servers := strings.Join(zktest.ServersT(t), ",") + root + "/app"
+	holder := exec.Command(binary, "--servers", servers, "lock", "/jobs/x", "--", "sleep", "60")
+	require.NoError(t, holder.Start())
+	defer stop(holder)
+	waitNodes(t, admin, root+"/app/jobs/x", 1)
+	out, err := exec.Command(binary, "--servers", servers, "inspect", "/jobs/x").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "/jobs/x: mutex, held by")
+	assert.NotContains(t, string(out), root, "inspect under a chroot shows paths relative to it")
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
+	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // The names Curator's recipes give the children of their path.
@@ -111,21 +112,22 @@ func UUIDShaped(s string) bool {
 	return true
 }
 
-// Read returns the children of path and its data, as one listing in one
-// retry: what an Inspect needs to tell the recipes at path apart. invalid
-// is the Inspect's check of its arguments: when it is not nil, Read returns
-// it and reads nothing. Any other error says "inspect <path>"; a missing
-// path wraps zk.ErrNoNode.
+// Read returns the children of path (under the session's chroot) and its
+// data, as one listing in one retry: what an Inspect needs to tell the
+// recipes at path apart. invalid is the Inspect's check of its arguments:
+// when it is not nil, Read returns it and reads nothing. Any other error says
+// "inspect <path>"; a missing path wraps zk.ErrNoNode.
 func Read(ctx context.Context, sess znode.Session, path string, invalid error) (names []string, data []byte, err error) {
 	if invalid != nil {
 		return nil, nil, invalid
 	}
+	dir := zpath.Under(sess.Chroot(), path)
 	err = sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
-		if names, _, err = conn.Children(path); err != nil {
+		if names, _, err = conn.Children(dir); err != nil {
 			return err
 		}
-		data, _, err = conn.Get(path)
+		data, _, err = conn.Get(dir)
 		return err
 	})
 	if err != nil {

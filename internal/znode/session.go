@@ -27,6 +27,9 @@ type Session interface {
 	// ACL is the ACL of every node the recipes create; see
 	// recipes.WithACL.
 	ACL() []zk.ACL
+	// Chroot is the path the recipes work under ("" for none); see
+	// recipes.WithChroot.
+	Chroot() string
 }
 
 // ErrSessionExpired is recipes.ErrSessionExpired, which the root package

@@ -79,3 +79,23 @@ func Ancestors(p string) []string {
 	}
 	return out
 }
+
+// Under returns p as ZooKeeper sees it from a client chrooted at chroot
+// ("" for none): the two joined.
+func Under(chroot, p string) string { return chroot + p }
+
+// Outside returns full as a client chrooted at chroot sees it: without the
+// chroot ("/" for the chroot itself). A path not below chroot is returned
+// unchanged.
+func Outside(chroot, full string) string {
+	if chroot == "" {
+		return full
+	}
+	if rest, ok := strings.CutPrefix(full, chroot); ok && (rest == "" || rest[0] == '/') {
+		if rest == "" {
+			return "/"
+		}
+		return rest
+	}
+	return full
+}

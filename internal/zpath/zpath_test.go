@@ -37,3 +37,25 @@ func TestValidateRefusesReservedTree(t *testing.T) {
 		assert.NoError(t, Validate(ok), ok)
 	}
 }
+
+func TestUnderAndOutside(t *testing.T) {
+	for _, c := range []struct{ chroot, p, full string }{
+		{"", "/a", "/a"},
+		{"/app", "/a/b", "/app/a/b"},
+	} {
+		if got := Under(c.chroot, c.p); got != c.full {
+			t.Errorf("Under(%q, %q) = %q, want %q", c.chroot, c.p, got, c.full)
+		}
+	}
+	for _, c := range []struct{ chroot, full, want string }{
+		{"", "/a", "/a"},
+		{"/app", "/app/a/b", "/a/b"},
+		{"/app", "/app", "/"},
+		{"/app", "/apple/x", "/apple/x"}, // not below the chroot
+		{"/app", "/other", "/other"},
+	} {
+		if got := Outside(c.chroot, c.full); got != c.want {
+			t.Errorf("Outside(%q, %q) = %q, want %q", c.chroot, c.full, got, c.want)
+		}
+	}
+}
