@@ -101,7 +101,7 @@ func TestConnectUnreachable(t *testing.T) {
 		dialled.Store(true)
 		return nil, errors.New("dialled")
 	})
-	for _, servers := range [][]string{nil, {""}, {"127.0.0.1:notaport"}, {"a:1,,b:2"}, {"h:2181/chroot"}} {
+	for _, servers := range [][]string{nil, {""}, {"127.0.0.1:notaport"}, {"a:1,,b:2"}, {"h:2181/bad//chroot"}} {
 		_, err := recipes.Connect(bg(), servers, dialer)
 		assert.ErrorIs(t, err, recipes.ErrInvalid, "%q", servers)
 	}
