@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"crypto/tls"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,6 +33,7 @@ type options struct {
 	auth           []authCreds
 	acl            []zk.ACL // nil: OpenACL
 	aclSet         bool
+	tls            *tls.Config
 	chroot         string // "" for none
 	chrootSet      bool
 	chrootErr      error
@@ -203,6 +205,17 @@ func WithAuth(scheme, credentials string) Option {
 func WithACL(acl []zk.ACL) Option {
 	acl = slices.Clone(acl)
 	return func(o *options) { o.acl, o.aclSet = acl, true }
+}
+
+// WithTLS makes Connect talk TLS, with config, to each server: give it the
+// servers' secureClientPort. The handshake happens as a connection is
+// dialled (over WithDialer's connections, if given), so a server whose
+// certificate config does not trust fails that attempt, and Connect's error
+// names why. config's ServerName defaults to each server's host. The config
+// is cloned. NewSession ignores it: its connection is the caller's.
+func WithTLS(config *tls.Config) Option {
+	config = config.Clone()
+	return func(o *options) { o.tls = config }
 }
 
 // WithChroot makes the session's recipes work under path, as a ZooKeeper

@@ -116,6 +116,9 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	if dial == nil {
 		dial = net.DialTimeout
 	}
+	if o.tls != nil {
+		dial = tlsDialer(dial, o.tls)
+	}
 	var lastErr atomic.Pointer[error]
 	grantDialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, addr, timeout)

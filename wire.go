@@ -1,9 +1,15 @@
 package recipes
 
 import (
+	"context"
+	"crypto/tls"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // connectResponseHead is how much of the first packet the server sends on a
@@ -31,4 +37,32 @@ func (c *grantConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// tlsDialer returns dial with a TLS client handshake, within the dial's
+// timeout, on each connection it opens.
+func tlsDialer(dial zk.Dialer, config *tls.Config) zk.Dialer {
+	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		raw, err := dial(network, addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		cfg := config
+		if cfg.ServerName == "" {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				host = addr
+			}
+			cfg = config.Clone()
+			cfg.ServerName = host
+		}
+		c := tls.Client(raw, cfg)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := c.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		}
+		return c, nil
+	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -154,3 +156,34 @@ func notAllowed(err error) bool {
 }
 
 const notAllowedHint = "The nodes' ACL does not let this identity in: authenticate with --auth or $ZKRECIPES_AUTH."
+
+// tlsOptions are the session options for --tls-ca, --tls-cert and
+// --tls-key: TLS when any is given, trusting the CAs in --tls-ca (else the
+// system's) and presenting the client certificate if there is one.
+func tlsOptions(g globals) ([]recipes.Option, error) {
+	if g.tlsCA == "" && g.tlsCert == "" && g.tlsKey == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if g.tlsCA != "" {
+		pemCerts, err := os.ReadFile(g.tlsCA)
+		if err != nil {
+			return nil, usagef("--tls-ca %s: %v", g.tlsCA, err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pemCerts) {
+			return nil, usagef("--tls-ca %s: no PEM certificate in it", g.tlsCA)
+		}
+	}
+	switch {
+	case (g.tlsCert == "") != (g.tlsKey == ""):
+		return nil, usagef("--tls-cert and --tls-key go together")
+	case g.tlsCert != "":
+		cert, err := tls.LoadX509KeyPair(g.tlsCert, g.tlsKey)
+		if err != nil {
+			return nil, usagef("--tls-cert %s, --tls-key %s: %v", g.tlsCert, g.tlsKey, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return []recipes.Option{recipes.WithTLS(cfg)}, nil
+}

@@ -94,6 +94,11 @@ func cancelOnSignal(sigs <-chan os.Signal, cancel context.CancelFunc) (stop func
 
 func connect(ctx context.Context, g globals) (*recipes.Session, error) {
 	opts := append([]recipes.Option{recipes.WithSessionTimeout(g.sessionTimeout)}, accessOptions(g)...)
+	tlsOpts, err := tlsOptions(g)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, tlsOpts...)
 	if g.connectTimeout > 0 {
 		opts = append(opts, recipes.WithConnectTimeout(g.connectTimeout))
 	}

@@ -20,6 +20,9 @@ type globals struct {
 	connectTimeout time.Duration // a command's --timeout, which bounds connecting too; 0: the library's default
 	auth           []credential  // --auth, after $ZKRECIPES_AUTH
 	acl            []zk.ACL      // --acl, else $ZKRECIPES_ACL; nil: the library's default
+	tlsCA          string        // --tls-ca: PEM file of the CAs to trust
+	tlsCert        string        // --tls-cert and --tls-key: PEM files of a client certificate
+	tlsKey         string
 }
 
 func parseGlobals(args []string) (globals, []string, error) {
@@ -63,6 +66,11 @@ func addGlobalFlags(fs *flag.FlagSet, g *globals) {
 	fs.Var(durationValue{&g.sessionTimeout, false}, "session-timeout", "")
 	fs.Var(authValue{&g.auth}, "auth", "")
 	fs.Var(aclValue{&g.acl}, "acl", "")
+	// Not StringVar, which would reset what the flags before the command
+	// set when a command's flag set registers them again.
+	for name, p := range map[string]*string{"tls-ca": &g.tlsCA, "tls-cert": &g.tlsCert, "tls-key": &g.tlsKey} {
+		fs.Func(name, "", func(v string) error { *p = v; return nil })
+	}
 }
 
 // durationValue is a duration flag; only --timeout may be 0.

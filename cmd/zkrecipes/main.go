@@ -104,6 +104,10 @@ error):
   --acl ACL              ACL of the nodes created: creator (auth::cdrwa), open
                          (world:anyone:cdrwa, the default), or zkCli's
                          SCHEME:ID:PERMS,... (default $ZKRECIPES_ACL)
+  --tls-ca FILE          talk TLS (to the servers' secureClientPort), trusting
+                         the CAs in this PEM file (default: the system's)
+  --tls-cert FILE, --tls-key FILE
+                         TLS with this client certificate and key (PEM)
 `
 
 // waitFlagsUsage is what every waiting command says of --timeout, -n and

@@ -105,8 +105,13 @@ func javaPath() (string, error) {
 // classPath returns the class path used to run the server.
 func classPath() string {
 	cp := []string{zkJar}
-	if _, err := os.Stat(slf4jSimpleJar); err == nil {
-		cp = append(cp, slf4jSimpleJar)
+	// Debian's zookeeper.jar lists netty-handler but not the netty-codec
+	// and netty-resolver jars it needs, which the Netty server (and so TLS)
+	// loads; libnetty-java, which zookeeper depends on, has them.
+	for _, jar := range []string{slf4jSimpleJar, javaDir + "/netty-codec.jar", javaDir + "/netty-resolver.jar"} {
+		if _, err := os.Stat(jar); err == nil {
+			cp = append(cp, jar)
+		}
 	}
 	return strings.Join(cp, string(os.PathListSeparator))
 }
