@@ -3,11 +3,16 @@ package recipes
 import (
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/zkrecipes/recipes/internal/telemetry"
 )
 
 // DefaultSessionTimeout is the session timeout asked of ZooKeeper when no
@@ -30,6 +35,8 @@ type options struct {
 	dialer         zk.Dialer
 	logger         zk.Logger
 	listener       func(State)
+	slog           *slog.Logger
+	meters         metric.MeterProvider // nil: otel's global provider
 	auth           []authCreds
 	acl            []zk.ACL // nil: OpenACL
 	aclSet         bool
@@ -112,6 +119,15 @@ func (o options) checkConnect() error {
 	return nil
 }
 
+// recorder makes the session's telemetry recorder.
+func (o options) recorder() *telemetry.Recorder {
+	mp := o.meters
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	return telemetry.New(mp, o.slog)
+}
+
 // nodeACL is the ACL of the nodes the session's recipes create.
 func (o options) nodeACL() []zk.ACL {
 	if o.aclSet {
@@ -178,9 +194,10 @@ func WithLogger(l zk.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
 
-// WithStateListener calls f on every state change, in order, from the
-// goroutine that observed it. f must not block or call back into the session.
-// Default: none.
+// WithStateListener calls f with the session's initial state (Connected,
+// once the session is granted) and then on every state change, in order,
+// from the goroutine that observed it. f must not block or call back into
+// the session. Default: none.
 func WithStateListener(f func(State)) Option {
 	return func(o *options) { o.listener = f }
 }
@@ -230,6 +247,22 @@ func WithTLS(config *tls.Config) Option {
 func WithChroot(path string) Option {
 	c, err := checkChroot(path)
 	return func(o *options) { o.chroot, o.chrootSet, o.chrootErr = c, true, err }
+}
+
+// WithSlog logs the session's and its recipes' events to l: state changes
+// (Info; the end of the session at Warn), holds lost (Warn), revocation
+// requests and acquisitions that waited a second or more (Info), every
+// acquisition and each retry after a connection problem (Debug). Default:
+// none.
+func WithSlog(l *slog.Logger) Option {
+	return func(o *options) { o.slog = l }
+}
+
+// WithMeterProvider records the session's and its recipes' metrics through
+// mp (docs/observability.md lists them). Default: OpenTelemetry's global
+// provider, which records nothing unless the program sets one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(o *options) { o.meters = mp }
 }
 
 // OpenACL returns world:anyone:cdrwa (Curator's OPEN_ACL_UNSAFE), the

@@ -22,6 +22,7 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 	if err := context.Cause(ctx); err != nil {
 		return err // an ended ctx sends nothing
 	}
+	var retried error // why the previous attempt failed, for the log
 	for {
 		s.mu.Lock()
 		changed, err := s.changed, s.err
@@ -32,11 +33,13 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		if err != nil {
 			return err
 		}
+		s.rec.Request(ctx, retried)
 		err = op(s.conn)
 		s.ops.Done()
 		if err == nil || !retryable(err) {
 			return err
 		}
+		retried = err
 		// The call failed on the connection. Its disconnect may not have
 		// been reported yet: wait for the state to move on from the one
 		// seen before the call, then for a connection.

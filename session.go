@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -43,7 +44,8 @@ type Session struct {
 	conn      *zk.Conn
 	owned     bool // Connect made conn, so Close and loss close it
 	opts      options
-	acl       []zk.ACL     // of the nodes the recipes create
+	acl       []zk.ACL // of the nodes the recipes create
+	rec       *telemetry.Recorder
 	grantedMs atomic.Int64 // the session timeout the server granted, in ms; Connect only
 	done      chan struct{}
 	ready     chan struct{} // closed on the first StateHasSession
@@ -71,6 +73,7 @@ func newSession(o options, owned bool) *Session {
 		owned:   owned,
 		opts:    o,
 		acl:     o.nodeACL(),
+		rec:     o.recorder(),
 		done:    make(chan struct{}),
 		ready:   make(chan struct{}),
 		state:   StateConnected,
@@ -264,6 +267,7 @@ func (s *Session) establish() {
 	defer s.mu.Unlock()
 	s.established = true
 	s.id = s.conn.SessionID()
+	s.reportStateLocked(StateConnected)
 	if s.conn.State() != zk.StateHasSession {
 		s.setStateLocked(StateSuspended)
 	}
@@ -336,10 +340,21 @@ func (s *Session) setStateLocked(st State) {
 	s.state = st
 	close(s.changed)
 	s.changed = make(chan struct{})
+	s.reportStateLocked(st)
+}
+
+// reportStateLocked tells the state listener, the log and the metrics that
+// the session is in st.
+func (s *Session) reportStateLocked(st State) {
 	if s.opts.listener != nil {
 		s.opts.listener(st)
 	}
+	s.rec.State(st.String(), s.err)
 }
+
+// Telemetry is where the recipe packages report what they do (WithSlog,
+// WithMeterProvider). It is not meant for other callers.
+func (s *Session) Telemetry() *telemetry.Recorder { return s.rec }
 
 func (s *Session) finish(err error) {
 	s.mu.Lock()

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -65,7 +67,48 @@ func newHold(ctx context.Context, key any, path string, sess *recipes.Session, n
 		h.ctx = context.WithValue(h.ctx, key, h)
 	}
 	node.OnEnd(h.end)
+	report(sess, recipeOf(key), path, node)
 	return h
+}
+
+// recipeOf names the recipe of a hold under key, for telemetry.
+func recipeOf(key any) string {
+	if k, ok := key.(holdKey); ok {
+		return k.kind
+	}
+	return "semaphore" // a lease: no key, as a Semaphore is not reentrant
+}
+
+// report has the session's telemetry record node's end and its revocation
+// requests (without asking to watch for them: see Hold.Revoked).
+func report(sess *recipes.Session, recipe, path string, node *seqnode.Hold) {
+	rec, start := sess.Telemetry(), time.Now()
+	node.OnEnd(func(err error) {
+		var lost error
+		if !errors.Is(err, ErrReleased) {
+			lost = err
+		}
+		rec.HoldEnded(recipe, path, start, lost,
+			telemetry.Cause(err, recipes.ErrSessionExpired, recipes.ErrSessionLost, recipes.ErrClosed))
+	})
+	node.AfterRevoke(func() { rec.Revoked(recipe, path) })
+}
+
+// measured runs an acquisition of recipe at path and records how it went.
+func measured[T any](ctx context.Context, sess *recipes.Session, recipe, path string, acquire func() (T, bool, error)) (T, bool, error) {
+	start := time.Now()
+	v, ok, err := acquire()
+	result := telemetry.Acquired
+	switch {
+	case err != nil && ctx.Err() != nil:
+		result = telemetry.Canceled
+	case err != nil:
+		result = telemetry.Failed
+	case !ok:
+		result = telemetry.Busy
+	}
+	sess.Telemetry().Acquisition(ctx, recipe, path, result, start, err)
+	return v, ok, err
 }
 
 // newMultiHold aggregates members. Its context carries every hold they
@@ -395,7 +438,7 @@ func acquire(ctx context.Context, sess *recipes.Session, key holdKey, spec seqno
 	if h, found, err := reenter(ctx, key, key.path); found {
 		return h, err == nil, err
 	}
-	node, ok, err := take(ctx, sess, spec)
+	node, ok, err := measured(ctx, sess, key.kind, key.path, func() (*seqnode.Hold, bool, error) { return take(ctx, sess, spec) })
 	if err != nil {
 		return nil, false, fmt.Errorf("lock %s: %w", key.path, err)
 	}

@@ -110,7 +110,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Hold, bool, error
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, take taker) ([]*Hold, bool, error) {
-	nodes, ok, err := s.take(ctx, n, take)
+	nodes, ok, err := measured(ctx, s.sess, "semaphore", s.path, func() ([]*seqnode.Hold, bool, error) { return s.take(ctx, n, take) })
 	if err != nil || !ok {
 		return nil, false, err
 	}

@@ -50,7 +50,9 @@ func (m *SemaphoreMutex) lock(ctx context.Context, take taker) (*Hold, bool, err
 	if holds(ctx, m.key) {
 		return nil, false, fmt.Errorf("lock %s: %w", m.sem.path, ErrReentrant)
 	}
-	nodes, ok, err := m.sem.take(ctx, 1, take)
+	nodes, ok, err := measured(ctx, m.sem.sess, m.key.kind, m.sem.path, func() ([]*seqnode.Hold, bool, error) {
+		return m.sem.take(ctx, 1, take)
+	})
 	if err != nil || !ok {
 		return nil, false, err
 	}

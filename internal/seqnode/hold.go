@@ -152,6 +152,11 @@ func (h *Hold) Guard() *zk.CheckVersionRequest {
 	return &zk.CheckVersionRequest{Path: h.path, Version: -1}
 }
 
+// AfterRevoke arranges for f to be called once at the first revocation
+// request that the hold sees, without making it watch for one (as Revoked
+// and OnRevoke do). f must not block.
+func (h *Hold) AfterRevoke(f func()) { h.revoked.then(func(struct{}) { f() }) }
+
 // OnEnd arranges for f to be called once with the hold's error when it ends,
 // at once if it has ended already. f runs on the goroutine that ends the hold
 // and must not block.

@@ -1,0 +1,158 @@
+// Package telemetry is where the recipes report what they do: log/slog
+// records and OpenTelemetry metrics, through the Recorder their session
+// carries. The metrics' names and units are listed in docs/observability.md;
+// a Recorder over the no-op meter provider costs next to nothing.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// ScopeName is the instrumentation scope of every instrument.
+const ScopeName = "github.com/zkrecipes/recipes"
+
+// Results of an acquisition.
+const (
+	Acquired = "acquired" // the hold was granted
+	Busy     = "busy"     // a try found the lock taken
+	Canceled = "canceled" // the caller's context ended first
+	Failed   = "error"    // anything else: ZooKeeper, the session, bad state
+)
+
+// Causes of a loss.
+const (
+	CauseSessionExpired = "session_expired"
+	CauseSessionLost    = "session_lost"
+	CauseSessionClosed  = "session_closed"
+	CauseNodeDeleted    = "node_deleted"
+)
+
+// A Recorder records the recipes' events for one session.
+type Recorder struct {
+	log          *slog.Logger
+	slow         time.Duration
+	acquisitions metric.Int64Counter
+	wait         metric.Float64Histogram
+	hold         metric.Float64Histogram
+	losses       metric.Int64Counter
+	revocations  metric.Int64Counter
+	states       metric.Int64Counter
+	requests     metric.Int64Counter
+}
+
+// SlowAcquisition is how long an acquisition waits before its grant is
+// logged at Info rather than Debug.
+const SlowAcquisition = time.Second
+
+// New makes a Recorder that logs to log (nil: nowhere) and measures through
+// mp's meter.
+func New(mp metric.MeterProvider, log *slog.Logger) *Recorder {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := mp.Meter(ScopeName)
+	r := &Recorder{log: log, slow: SlowAcquisition}
+	// The API's instruments never fail to be made: with a bad name it
+	// returns a working no-op one and the error, which is ours to avoid.
+	counter := func(name, unit, what string) metric.Int64Counter {
+		c, _ := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(what))
+		return c
+	}
+	seconds := func(name, what string) metric.Float64Histogram {
+		h, _ := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(what))
+		return h
+	}
+	r.acquisitions = counter("zkrecipes.acquisitions", "{acquisition}", "Acquisitions of locks and leases, by recipe and result.")
+	r.wait = seconds("zkrecipes.acquisition.duration", "How long an acquisition took, waiting included, by recipe and result.")
+	r.hold = seconds("zkrecipes.hold.duration", "How long a hold lasted, by recipe and how it ended (released or lost).")
+	r.losses = counter("zkrecipes.losses", "{loss}", "Holds lost, by recipe and cause.")
+	r.revocations = counter("zkrecipes.revocations", "{revocation}", "Revocation requests seen by holders, by recipe.")
+	r.states = counter("zkrecipes.session.states", "{change}", "Session states entered, the initial one included.")
+	r.requests = counter("zkrecipes.requests", "{request}", "ZooKeeper operations the recipes ran through the session, retries included.")
+	return r
+}
+
+// Logger is where the recipes log.
+func (r *Recorder) Logger() *slog.Logger { return r.log }
+
+// Acquisition records an acquisition of recipe at path that ended with
+// result after waiting since start.
+func (r *Recorder) Acquisition(ctx context.Context, recipe, path, result string, start time.Time, err error) {
+	d := time.Since(start)
+	attrs := metric.WithAttributes(attribute.String("recipe", recipe), attribute.String("result", result))
+	r.acquisitions.Add(ctx, 1, attrs)
+	r.wait.Record(ctx, d.Seconds(), attrs)
+	switch {
+	case result == Failed:
+		r.log.LogAttrs(ctx, slog.LevelWarn, "acquisition failed", slog.String("recipe", recipe), slog.String("path", path),
+			slog.Duration("waited", d), slog.Any("error", err))
+	case result == Acquired && d >= r.slow:
+		r.log.LogAttrs(ctx, slog.LevelInfo, "slow acquisition", slog.String("recipe", recipe), slog.String("path", path),
+			slog.Duration("waited", d))
+	default:
+		r.log.LogAttrs(ctx, slog.LevelDebug, "acquisition", slog.String("recipe", recipe), slog.String("path", path),
+			slog.String("result", result), slog.Duration("waited", d))
+	}
+}
+
+// HoldEnded records the end of a hold of recipe at path granted at start:
+// released if lost is nil, else lost with that cause.
+func (r *Recorder) HoldEnded(recipe, path string, start time.Time, lost error, cause string) {
+	ctx := context.Background()
+	end := "released"
+	if lost != nil {
+		end = "lost"
+		r.losses.Add(ctx, 1, metric.WithAttributes(attribute.String("recipe", recipe), attribute.String("cause", cause)))
+		r.log.LogAttrs(ctx, slog.LevelWarn, "lock lost", slog.String("recipe", recipe), slog.String("path", path),
+			slog.String("cause", cause), slog.Any("error", lost))
+	}
+	r.hold.Record(ctx, time.Since(start).Seconds(),
+		metric.WithAttributes(attribute.String("recipe", recipe), attribute.String("end", end)))
+}
+
+// Revoked records a revocation request seen by a holder of recipe at path.
+func (r *Recorder) Revoked(recipe, path string) {
+	r.revocations.Add(context.Background(), 1, metric.WithAttributes(attribute.String("recipe", recipe)))
+	r.log.LogAttrs(context.Background(), slog.LevelInfo, "revocation requested",
+		slog.String("recipe", recipe), slog.String("path", path))
+}
+
+// State records that the session entered state; err is why it ended, if
+// it did.
+func (r *Recorder) State(state string, err error) {
+	r.states.Add(context.Background(), 1, metric.WithAttributes(attribute.String("state", state)))
+	level := slog.LevelInfo
+	if err != nil {
+		level = slog.LevelWarn
+	}
+	r.log.LogAttrs(context.Background(), level, "zookeeper session", slog.String("state", state), slog.Any("error", err))
+}
+
+// Request records one request sent; retried is true for a retry after a
+// connection problem (logged at Debug with why).
+func (r *Recorder) Request(ctx context.Context, retried error) {
+	r.requests.Add(ctx, 1)
+	if retried != nil {
+		r.log.LogAttrs(ctx, slog.LevelDebug, "retrying after a connection problem", slog.Any("error", retried))
+	}
+}
+
+// Cause classifies a loss error: the errors it wraps are given by the
+// caller, since this package cannot import the recipes'.
+func Cause(lost error, expired, sessionLost, closed error) string {
+	switch {
+	case errors.Is(lost, expired):
+		return CauseSessionExpired
+	case errors.Is(lost, sessionLost):
+		return CauseSessionLost
+	case errors.Is(lost, closed):
+		return CauseSessionClosed
+	}
+	return CauseNodeDeleted
+}
