@@ -1,5 +1,6 @@
-// Package recipes holds the Session that every zkrecipes recipe works in: one
-// ZooKeeper session, its connection, and the knowledge of when it has ended.
+// Package recipes holds the [Session] that every zkrecipes recipe works in:
+// one ZooKeeper session, its connection, and the knowledge of when it has
+// ended. [Connect] makes one; [NewSession] wraps a connection you have.
 //
 // The recipes themselves are in the subpackages: locks (Mutex, RWMutex,
 // Semaphore, SemaphoreMutex, MultiLock: Curator's lock recipes, each acquire
@@ -32,4 +33,14 @@
 //
 // A Session never silently moves to a new ZooKeeper session: once it ends,
 // make a new one.
+//
+// # Production settings
+//
+// The options of [Connect] cover what a deployment needs besides the recipes:
+// [WithAuth] and [WithACL] (with [CreatorOnly]) so that no other client can
+// join, inspect or delete a service's locks; [WithTLS] for the servers'
+// secureClientPort; [WithChroot] (or "host:port/app" server strings) to keep
+// services apart; [WithSlog] and [WithMeterProvider] for logs and
+// OpenTelemetry metrics; [WithStateListener] for the session's states.
+// Every node a recipe creates is shaped by a [NodeOption] ([WithData]).
 package recipes

@@ -42,9 +42,11 @@ const (
 // one fails with ErrMaxLeases. A Semaphore is safe for concurrent use.
 type Semaphore struct {
 	sess   *recipes.Session
-	path   string // as given
-	dir    string // path in ZooKeeper, under the session's chroot
-	max    int
+	path   string       // as given
+	dir    string       // path in ZooKeeper, under the session's chroot
+	max    int          // the fixed number of leases; 0 for a shared count
+	count  string       // the shared count's path in ZooKeeper, or ""
+	limit  atomic.Int64 // the number of leases in force: max, or the count as last read
 	gate   seqnode.Spec // a Mutex that one acquirer at a time holds while it waits
 	leases seqnode.Spec
 	agreed atomic.Bool // the maximum matched the recorded one
@@ -60,19 +62,31 @@ func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...rec
 	if err != nil {
 		return nil, err
 	}
-	return &Semaphore{
-		sess: sess,
-		path: path,
-		dir:  zpath.Under(sess.Chroot(), path),
-		max:  maxLeases,
-		gate: gateSpec(zpath.Join(zpath.Under(sess.Chroot(), path), semaphoreGate), data),
-		leases: seqnode.Spec{
-			Dir:    zpath.Join(zpath.Under(sess.Chroot(), path), semaphoreLeases),
-			Prefix: leaseLockName,
-			Data:   data,
-			Holds:  seqnode.AtMost(maxLeases),
+	return newSemaphore(sess, path, maxLeases, "", data), nil
+}
+
+// newSemaphore makes a Semaphore of max leases, or, if max is 0, of as many
+// as the shared count at countDir says.
+func newSemaphore(sess *recipes.Session, path string, max int, countDir string, data []byte) *Semaphore {
+	dir := zpath.Under(sess.Chroot(), path)
+	s := &Semaphore{
+		sess:  sess,
+		path:  path,
+		dir:   dir,
+		max:   max,
+		count: countDir,
+		gate:  gateSpec(zpath.Join(dir, semaphoreGate), data),
+	}
+	s.limit.Store(int64(max))
+	s.leases = seqnode.Spec{
+		Dir:    zpath.Join(dir, semaphoreLeases),
+		Prefix: leaseLockName,
+		Data:   data,
+		Holds: func(nodes []seqnode.Node, ours int) (bool, int) {
+			return seqnode.AtMost(int(s.limit.Load()))(nodes, ours)
 		},
-	}, nil
+	}
+	return s
 }
 
 // gateSpec describes the gate: a Mutex's node, whose hold only the
@@ -89,7 +103,9 @@ func gateSpec(path string, data []byte) seqnode.Spec {
 func (s *Semaphore) Path() string { return s.path }
 
 // MaxLeases returns the number of leases the semaphore hands out.
-func (s *Semaphore) MaxLeases() int { return s.max }
+// For a shared count, it is the count as last read (0 before the first
+// Acquire).
+func (s *Semaphore) MaxLeases() int { return int(s.limit.Load()) }
 
 // Acquire takes n leases, waiting until they are free or ctx ends, and
 // returns a Hold for each: every lease is released on its own, from any
@@ -123,7 +139,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, take taker) ([]*Hold, bo
 
 // take takes n lease nodes, or none, while holding the gate.
 func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hold, bool, error) {
-	if n < 1 || n > s.max {
+	if n < 1 || (s.count == "" && n > s.max) {
 		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", ErrInvalid, n, s.path, s.max)
 	}
 	if err := context.Cause(ctx); err != nil {
@@ -160,8 +176,11 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hol
 		g.Go(func() error { return s.checkLayout(gctx) })
 	}
 	g.Go(func() error {
-		var err error
-		nodes, ok, err = s.takeLeases(gctx, n, take)
+		spec, err := s.leaseSpec(gctx, n)
+		if err != nil {
+			return err
+		}
+		nodes, ok, err = s.takeLeases(gctx, spec, n, take)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -172,10 +191,10 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hol
 }
 
 // takeLeases takes n leases, or none; it runs under the gate.
-func (s *Semaphore) takeLeases(ctx context.Context, n int, take taker) ([]*seqnode.Hold, bool, error) {
+func (s *Semaphore) takeLeases(ctx context.Context, spec seqnode.Spec, n int, take taker) ([]*seqnode.Hold, bool, error) {
 	var nodes []*seqnode.Hold
 	for len(nodes) < n {
-		node, ok, err := take(ctx, s.sess, s.leases)
+		node, ok, err := take(ctx, s.sess, spec)
 		if err != nil || !ok {
 			releaseNodes(nodes)
 			return nil, false, err
@@ -218,6 +237,10 @@ func (s *Semaphore) firstUse(ctx context.Context) error {
 	if err := s.checkLayout(ctx); err != nil {
 		return err
 	}
+	if s.count != "" {
+		s.agreed.Store(true) // a shared count is agreed on by its node
+		return nil
+	}
 	return s.agreeMax(ctx)
 }
 
@@ -258,5 +281,5 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 // acquirers queued at the gate behind it, each waiting for the gate node
 // ahead of it. All have Kind KindLease.
 func (s *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
-	return semaphoreParticipants(ctx, s.sess, s.dir, s.max)
+	return semaphoreParticipants(ctx, s.sess, s.dir, s.MaxLeases())
 }

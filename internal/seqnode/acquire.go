@@ -36,6 +36,12 @@ type Spec struct {
 	// Only layouts where a node can appear ahead of a queued one need it.
 	Relist bool
 
+	// Wake, if set, is called by a waiter on the directory (WatchDir)
+	// each time it waits: the channel it returns is closed when something
+	// the predicate reads besides the children has changed (a semaphore's
+	// shared count), and the waiter then lists again.
+	Wake func() <-chan struct{}
+
 	// Bare makes a hold that only the recipe itself uses (a semaphore's
 	// gate): it has no fencing token and watches nothing but the session,
 	// and its waiter watches only the node ahead of it, not its own.

@@ -79,7 +79,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 					return nil, err
 				}
 			}
-			if err := znode.WaitEvent(ctx, sess, dir.events); err != nil {
+			if err := waitDir(ctx, sess, spec, dir.events); err != nil {
 				return nil, err
 			}
 			if dir, err = listWatched(ctx, sess, spec, path); err != nil {
@@ -138,6 +138,26 @@ func (s Spec) place(nodes []Node, name string) place {
 	}
 	p.holdsAfter, _ = s.Holds(rest, ours)
 	return p
+}
+
+// waitDir waits for the directory's watch to fire, or for spec's Wake.
+func waitDir(ctx context.Context, sess znode.Session, spec Spec, events <-chan zk.Event) error {
+	if spec.Wake == nil {
+		return znode.WaitEvent(ctx, sess, events)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	woken := spec.Wake()
+	done := make(chan error, 1)
+	go func() { done <- znode.WaitEvent(wctx, sess, events) }()
+	select {
+	case err := <-done:
+		return err
+	case <-woken:
+		cancel()
+		<-done
+		return nil
+	}
 }
 
 // holdsNow lists the directory once: we hold, or the lock is busy.

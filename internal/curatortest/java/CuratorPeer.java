@@ -29,6 +29,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.Revoker;
+import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
@@ -97,6 +98,7 @@ public final class CuratorPeer {
                 "  mutex|read|write|semaphore-mutex SERVERS PATH ITER HOLD_MS LOG CLIENT",
                 "  multilock SERVERS PATH1,PATH2[,...] ITER HOLD_MS LOG CLIENT",
                 "  semaphore SERVERS PATH MAX ITER HOLD_MS LOG CLIENT",
+                "  semaphore-count SERVERS PATH COUNTPATH ITER HOLD_MS LOG CLIENT (a SharedCount, seed 1)",
                 "  barrier-set|barrier-remove SERVERS PATH",
                 "  barrier-wait SERVERS PATH TIMEOUT_MS",
                 "  double-barrier SERVERS PATH MEMBERS LOG CLIENT",
@@ -146,9 +148,18 @@ public final class CuratorPeer {
                 lockLoop(lock(new InterProcessMultiLock(connect(a[1]), paths)), a, 3, "M");
                 break;
             }
-            case "semaphore": {
+            case "semaphore":
+            case "semaphore-count": {
                 args(a, 8);
-                InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(connect(a[1]), a[2], num(a[3]));
+                CuratorFramework client = connect(a[1]);
+                InterProcessSemaphoreV2 sem;
+                if (a[0].equals("semaphore")) {
+                    sem = new InterProcessSemaphoreV2(client, a[2], num(a[3]));
+                } else {
+                    SharedCount count = new SharedCount(client, a[3], 1);
+                    count.start();
+                    sem = new InterProcessSemaphoreV2(client, a[2], count);
+                }
                 AtomicReference<Lease> lease = new AtomicReference<>();
                 lockLoop(new Hold() {
                     public void acquire() throws Exception {
