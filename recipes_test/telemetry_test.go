@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -38,8 +39,8 @@ func (s *syncBuffer) String() string {
 }
 
 // TestTelemetry: after a scripted sequence (a free lock, a contended one, a
-// try that finds it busy, a wait cut short, a revocation, a loss by the
-// session's end) the metrics read through an in-memory OpenTelemetry reader
+// try that finds it busy, a wait cut short, a revocation, a loss when the
+// client-side deadline passes and one when the server expires the session) the metrics read through an in-memory OpenTelemetry reader
 // count exactly that, and the log says it.
 func TestTelemetry(t *testing.T) {
 	t.Parallel()
@@ -92,20 +93,44 @@ func TestTelemetry(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	eventually(t, "the lost session's node to expire", func() bool { return len(children(t, admin, path)) == 0 })
 
+	// 6: acquired, then lost when the server expires the session: a session
+	// over a borrowed connection, told a long timeout, hears of its expiry
+	// from the server when its connection comes back.
+	proxy = zktest.ProxyT(t)
+	conn, events, err := zk.Connect([]string{proxy.Addr()}, testSessionTimeout, zk.WithLogger(quiet{}))
+	require.NoError(t, err)
+	defer conn.Close()
+	expiring, err := recipes.NewSession(bg(), conn, events, append(observed, recipes.WithSessionTimeout(time.Hour),
+		recipes.WithTickTime(100*time.Millisecond))...)
+	require.NoError(t, err)
+	defer expiring.Close()
+	expired, err := newMutex(t, expiring, path).Lock(bg())
+	require.NoError(t, err)
+	waiter := newMutex(t, connect(t), path)
+	next := lockAndUnlock(waiter, nil)
+	waitQueued(t, admin, path, 2)
+	proxy.Stall()
+	require.NoError(t, <-next, "the waiter never got the lock of the expired session")
+	proxy.Restore()
+	<-expired.Done()
+	require.ErrorIs(t, expired.Err(), recipes.ErrSessionExpired)
+
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, reader.Collect(bg(), &rm))
 	mutex := attribute.String("recipe", "mutex")
-	assert.Equal(t, int64(3), sum(t, rm, "zkrecipes.acquisitions", mutex, attribute.String("result", "acquired")))
+	assert.Equal(t, int64(4), sum(t, rm, "zkrecipes.acquisitions", mutex, attribute.String("result", "acquired")))
 	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.acquisitions", mutex, attribute.String("result", "busy")))
 	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.acquisitions", mutex, attribute.String("result", "canceled")))
-	assert.Equal(t, uint64(5), count(t, rm, "zkrecipes.acquisition.duration", mutex))
+	assert.Equal(t, uint64(6), count(t, rm, "zkrecipes.acquisition.duration", mutex))
 	assert.Equal(t, uint64(2), count(t, rm, "zkrecipes.hold.duration", mutex, attribute.String("end", "released")))
-	assert.Equal(t, uint64(1), count(t, rm, "zkrecipes.hold.duration", mutex, attribute.String("end", "lost")))
+	assert.Equal(t, uint64(2), count(t, rm, "zkrecipes.hold.duration", mutex, attribute.String("end", "lost")))
 	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.losses", mutex, attribute.String("cause", "session_lost")))
+	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.losses", mutex, attribute.String("cause", "session_expired")))
 	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.revocations", mutex))
-	assert.Equal(t, int64(2), sum(t, rm, "zkrecipes.session.states", attribute.String("state", "connected")),
-		"the initial state of both observed sessions")
+	assert.Equal(t, int64(3), sum(t, rm, "zkrecipes.session.states", attribute.String("state", "connected")),
+		"the initial state of the three observed sessions")
 	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.session.states", attribute.String("state", "lost")))
+	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.session.states", attribute.String("state", "expired")))
 	assert.Positive(t, sum(t, rm, "zkrecipes.requests"))
 
 	for _, msg := range []string{`"msg":"lock lost"`, `"msg":"revocation requested"`, `"state":"connected"`, `"state":"lost"`} {
