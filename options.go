@@ -229,7 +229,8 @@ func WithACL(acl []zk.ACL) Option {
 // dialled (over WithDialer's connections, if given), so a server whose
 // certificate config does not trust fails that attempt, and Connect's error
 // names why. config's ServerName defaults to each server's host. The config
-// is cloned. NewSession ignores it: its connection is the caller's.
+// is cloned; nil means no TLS. NewSession ignores it: its connection is the
+// caller's.
 func WithTLS(config *tls.Config) Option {
 	config = config.Clone()
 	return func(o *options) { o.tls = config }
@@ -252,15 +253,16 @@ func WithChroot(path string) Option {
 // WithSlog logs the session's and its recipes' events to l: state changes
 // (Info; the end of the session at Warn), holds lost (Warn), revocation
 // requests and acquisitions that waited a second or more (Info), every
-// acquisition and each retry after a connection problem (Debug). Default:
-// none.
+// acquisition and each retry after a connection problem (Debug). Default
+// (and for nil): none.
 func WithSlog(l *slog.Logger) Option {
 	return func(o *options) { o.slog = l }
 }
 
 // WithMeterProvider records the session's and its recipes' metrics through
-// mp (docs/observability.md lists them). Default: OpenTelemetry's global
-// provider, which records nothing unless the program sets one.
+// mp (docs/observability.md lists them). Default (and for nil):
+// OpenTelemetry's global provider, which records nothing unless the program
+// sets one.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(o *options) { o.meters = mp }
 }

@@ -7,15 +7,15 @@
 //
 // # Barrier
 //
-// Set creates a persistent node at the barrier's path; Wait returns once the
-// node is gone; Remove deletes it. A waiter whose session ends (expired, or
+// [Barrier.Set] creates a persistent node at the barrier's path;
+// [Barrier.Wait] returns once the node is gone; [Barrier.Remove] deletes it. A waiter whose session ends (expired, or
 // cut off from the ensemble for the session timeout) gets the session's error:
 // it is never told the barrier passed when it cannot know.
 //
 // # Double barrier
 //
 // Each member has an ephemeral node under the barrier's path, named by a UUID
-// chosen when the DoubleBarrier value is made. Enter adds it and waits until
+// chosen when the [DoubleBarrier] value is made. [DoubleBarrier.Enter] adds it and waits until
 // the member count is reached; the member that completes the count creates the
 // persistent node "ready", which lets everyone through (and lets later members
 // straight through: the count is a threshold). Leave deletes the members'

@@ -8,7 +8,7 @@
 //	locks.SemaphoreMutex  InterProcessSemaphoreMutex: not reentrant
 //	locks.MultiLock       InterProcessMultiLock: several locks as one, no deadlock
 //
-// Every acquire returns a Hold, one type for all of them. All but Semaphore
+// Every acquire returns a [Hold], one type for all of them. All but Semaphore
 // are a Locker. They share one engine: a queue of sequential nodes in which
 // each waiter watches only the one node it waits for, so a release wakes one
 // waiter.
@@ -58,10 +58,10 @@
 // # Fencing
 //
 // Losing a lock is always noticed a little late by the work done under it (a
-// garbage-collection pause, a slow disk). Hold.Token returns a fencing token,
+// garbage-collection pause, a slow disk). [Hold.Token] returns a fencing token,
 // a zxid from the hold's start: it grows with every new holder of the lock,
 // so a storage system can refuse writes that carry a token lower
-// than one it has seen. For data kept in ZooKeeper itself, Hold.Multi (or
+// than one it has seen. For data kept in ZooKeeper itself, [Hold.Multi] (or
 // Guard) makes a transaction conditional on the lock node still existing. A
 // multi-lock's Hold has each member's token (Members) and guards them all.
 //
@@ -80,8 +80,8 @@
 //
 // # Revocation
 //
-// Revoke asks a lock's holder to let go by writing "__REVOKE__" into its node,
-// Curator's protocol; Hold.Revoked returns a channel that is closed when that
+// [Revoke] asks a lock's holder to let go by writing "__REVOKE__" into its node,
+// Curator's protocol; [Hold.Revoked] returns a channel that is closed when that
 // happens. It is cooperative: nothing is released until the holder calls
 // Release. There is no makeRevocable step: the first call to Revoked starts
 // watching, and sees a request written before it. Revoke accepts only a
@@ -91,19 +91,19 @@
 //
 // # Read/write lock, semaphores, multi-lock
 //
-// An RWMutex's writer must be first in the queue; a reader needs no writer
+// An [RWMutex]'s writer must be first in the queue; a reader needs no writer
 // ahead of it. Readers and writers are served in queue order, so new readers
 // cannot starve a waiting writer. A writer may take the read lock with its
 // Hold's Context (downgrade): the read Hold is a full Hold of its own, which
-// outlives the write Hold. A reader asking for the write lock gets ErrUpgrade
+// outlives the write Hold. A reader asking for the write lock gets [ErrUpgrade]
 // at once.
 //
-// A Semaphore hands out leases, each a Hold released on its own. Acquire
+// A [Semaphore] hands out leases, each a Hold released on its own. Acquire
 // takes all the leases it asks for or none, and clients that disagree on the
 // maximum are told (ErrMaxLeases). A SemaphoreMutex is a one-lease semaphore;
 // asking for it again with its Hold's Context fails with ErrReentrant.
 //
-// A MultiLock takes its members in path order, whatever order it was given
+// A [MultiLock] takes its members in path order, whatever order it was given
 // them in, so two multi-locks over the same locks cannot deadlock; it takes
 // all or none within one deadline, and releases past failures. Its Hold
 // aggregates the members' Holds.
@@ -130,7 +130,7 @@
 //
 // Each recipe's Participants lists its nodes in queue order, with each one's
 // Kind, whether it Holds and the node it Waits for, decided by the same
-// predicate its acquirers apply. Inspect tells from the names under any path
+// predicate its acquirers apply. [Inspect] tells from the names under any path
 // which lock recipes use it, and lists each one's participants: a tool
 // needs nothing else to show who holds what (barriers.Inspect does the same
 // for the barriers).

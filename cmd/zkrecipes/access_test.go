@@ -49,8 +49,8 @@ func TestAuthAndACLFlags(t *testing.T) {
 	assert.Equal(t, 75, code, "the lock is held: %s", stderr)
 }
 
-// TestAccessFromTheEnvironment: a bad $ZKRECIPES_ACL is a usage error that
-// names the variable.
+// TestAccessFromTheEnvironment: a bad $ZKRECIPES_ACL or $ZKRECIPES_AUTH is
+// a usage error that names the variable (not the credentials).
 func TestAccessFromTheEnvironment(t *testing.T) {
 	t.Parallel()
 	admin := zktest.Connect(t, zktest.ServersT(t))
@@ -60,9 +60,15 @@ func TestAccessFromTheEnvironment(t *testing.T) {
 	out, err := bad.CombinedOutput()
 	assert.Equal(t, 64, bad.ProcessState.ExitCode(), "%s (%v)", out, err)
 	assert.Contains(t, string(out), "$ZKRECIPES_ACL")
+	bad = command(t, "lock", path, "--", "true")
+	bad.Env = append(os.Environ(), "ZKRECIPES_AUTH=digest:nopassword")
+	out, err = bad.CombinedOutput()
+	assert.Equal(t, 64, bad.ProcessState.ExitCode(), "%s (%v)", out, err)
+	assert.Contains(t, string(out), "$ZKRECIPES_AUTH")
+	assert.NotContains(t, string(out), "nopassword", "credentials in an error")
 	ok, _, err := admin.Exists(path)
 	require.NoError(t, err)
-	assert.False(t, ok, "a bad ACL created the lock")
+	assert.False(t, ok, "a bad ACL or credential created the lock")
 }
 
 // TestChrootInServers: a chroot at the end of --servers, as ZooKeeper's own
