@@ -109,10 +109,12 @@ func checkACL(a zk.ACL) error {
 }
 
 // checkConnect reports options that Connect cannot work with: an ACL for
-// the creator's identities needs at least one.
+// the creator's identities needs at least one (WithAuth, or a TLS client
+// certificate, which ZooKeeper's x509 provider makes one).
 func (o options) checkConnect() error {
+	certified := o.tls != nil && (len(o.tls.Certificates) > 0 || o.tls.GetClientCertificate != nil)
 	for _, a := range o.acl {
-		if a.Scheme == "auth" && len(o.auth) == 0 {
+		if a.Scheme == "auth" && len(o.auth) == 0 && !certified {
 			return fmt.Errorf("%w: ACL auth:%s gives the nodes to the session's identities, and it has none (WithAuth)", ErrInvalid, a.ID)
 		}
 	}
@@ -241,7 +243,8 @@ func WithTLS(config *tls.Config) Option {
 // to locks.Inspect, barriers.Inspect and locks.Revoke is taken below it, and
 // the paths they report (Hold.Node, Participant.Path and Waits) are relative
 // to it again. Two sessions with different chroots never see each other's
-// recipes. Connect also takes a chroot at the end of a server string, as
+// recipes. The ops given to Hold.Multi, like everything on the session's
+// connection, use full paths. Connect also takes a chroot at the end of a server string, as
 // ZooKeeper's own clients do ("h1:2181,h2:2181/app"). The session's own
 // methods that take or give paths (Conn, Retry, Delete) and Hold.Guard work
 // with full paths, as ZooKeeper sees them. "/" means none. Default: none.
@@ -250,7 +253,8 @@ func WithChroot(path string) Option {
 	return func(o *options) { o.chroot, o.chrootSet, o.chrootErr = c, true, err }
 }
 
-// WithSlog logs the session's and its recipes' events to l: state changes
+// WithSlog logs the session's and its recipes' events to l (its handler is
+// called from the session's own goroutines and must not block): state changes
 // (Info; the end of the session at Warn), holds lost (Warn), revocation
 // requests and acquisitions that waited a second or more (Info), every
 // acquisition and each retry after a connection problem (Debug). Default

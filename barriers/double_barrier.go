@@ -81,7 +81,7 @@ func (b *DoubleBarrier) Path() string { return b.path }
 func (b *DoubleBarrier) Members() int { return b.members }
 
 // Node returns the full path of this member's node.
-func (b *DoubleBarrier) Node() string { return b.node }
+func (b *DoubleBarrier) Node() string { return zpath.Outside(b.sess.Chroot(), b.node) }
 
 // Arrived returns how many members are at the barrier now (entered, or
 // waiting to enter), and whether it is open.

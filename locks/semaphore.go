@@ -110,7 +110,8 @@ func (s *Semaphore) MaxLeases() int { return int(s.limit.Load()) }
 // Acquire takes n leases, waiting until they are free or ctx ends, and
 // returns a Hold for each: every lease is released on its own, from any
 // goroutine. It takes all n or none: on any failure, the leases it took are
-// released and no node is left behind. n must be between 1 and MaxLeases.
+// released and no node is left behind. n must be between 1 and MaxLeases
+// (for a shared count: the count when the acquirer reaches the gate).
 //
 // ctx bounds only the wait; each lease's Context carries its values. Leases
 // are not reentrant: an Acquire with a lease's Context takes new ones.
@@ -176,10 +177,11 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hol
 		g.Go(func() error { return s.checkLayout(gctx) })
 	}
 	g.Go(func() error {
-		spec, err := s.leaseSpec(gctx, n)
+		spec, stop, err := s.leaseSpec(gctx, n)
 		if err != nil {
 			return err
 		}
+		defer stop()
 		nodes, ok, err = s.takeLeases(gctx, spec, n, take)
 		return err
 	})

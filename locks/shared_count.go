@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -33,6 +35,9 @@ func NewSharedCountSemaphore(sess *recipes.Session, path, countPath string, opts
 	if err == nil {
 		err = args.Where(sess, countPath, ErrInvalid)
 	}
+	if err == nil && (countPath == path || strings.HasPrefix(countPath, path+"/")) {
+		err = fmt.Errorf("%w: the shared count %s is inside the semaphore's path %s", ErrInvalid, countPath, path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +45,9 @@ func NewSharedCountSemaphore(sess *recipes.Session, path, countPath string, opts
 }
 
 // SetSharedCount sets the shared count at countPath to n, creating the node
-// (and missing parents, as containers) if it does not exist.
+// (and missing parents, as containers) if it does not exist. A node there
+// that holds anything but a count (or nothing) is left alone: the error
+// wraps ErrInvalid.
 func SetSharedCount(ctx context.Context, sess *recipes.Session, countPath string, n int) error {
 	if err := args.Where(sess, countPath, ErrInvalid); err != nil {
 		return err
@@ -51,8 +58,14 @@ func SetSharedCount(ctx context.Context, sess *recipes.Session, countPath string
 	full := zpath.Under(sess.Chroot(), countPath)
 	value := binary.BigEndian.AppendUint32(nil, uint32(int32(n)))
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := conn.Set(full, value, -1)
-		if !errors.Is(err, zk.ErrNoNode) {
+		data, st, err := conn.Get(full)
+		switch {
+		case err == nil && len(data) != 0 && len(data) != 4:
+			return fmt.Errorf("%w: %s holds %d bytes, not a shared count", ErrInvalid, countPath, len(data))
+		case err == nil:
+			_, err = conn.Set(full, value, st.Version)
+			return err // a concurrent change: ZooKeeper's bad version, not retried
+		case !errors.Is(err, zk.ErrNoNode):
 			return err
 		}
 		_, err = znode.Create(conn, full, zk.FlagPersistent, value, sess.ACL())
@@ -76,83 +89,138 @@ func decodeCount(path string, data []byte) (int64, error) {
 }
 
 // leaseSpec returns the lease spec for an acquisition of n leases that holds
-// the gate: a fixed semaphore's, or, for a shared count, one whose waiter
-// also wakes when the count changes (read now, and watched until ctx ends).
-func (s *Semaphore) leaseSpec(ctx context.Context, n int) (seqnode.Spec, error) {
+// the gate: a fixed semaphore's, or, for a shared count, one that reads the
+// count now and, if the acquirer has to wait, watches it (Spec.Wake) so that
+// a change wakes the waiter. stop ends the watch and waits for it; call it
+// once the leases are taken or given up.
+func (s *Semaphore) leaseSpec(ctx context.Context, n int) (spec seqnode.Spec, stop func(), err error) {
 	if s.count == "" {
-		return s.leases, nil
+		return s.leases, func() {}, nil
 	}
-	w := &countWatch{sess: s.sess, path: s.count, limit: &s.limit}
-	if err := w.read(ctx); err != nil {
-		return seqnode.Spec{}, err
-	}
-	if max := s.MaxLeases(); n > max && max >= 1 {
-		return seqnode.Spec{}, fmt.Errorf("%w: cannot take %d leases of %s, whose count is %d", ErrInvalid, n, s.path, max)
-	}
-	go w.follow(ctx)
-	spec := s.leases
-	spec.Wake = w.changed
-	return spec, nil
-}
-
-// A countWatch keeps a semaphore's limit up to date with its shared count
-// for one acquisition.
-type countWatch struct {
-	sess  *recipes.Session
-	path  string
-	limit interface{ Store(int64) }
-
-	mu     sync.Mutex
-	events <-chan zk.Event
-	next   chan struct{} // closed when the count was read again after a change
-}
-
-// read reads the count, stores it and watches it.
-func (w *countWatch) read(ctx context.Context) error {
-	data, _, events, err := znode.GetW(ctx, w.sess, w.path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("%w: shared count %s does not exist (SetSharedCount, or Curator's SharedCount, makes it)", err, w.path)
+	w := &countWatch{sess: s.sess, path: s.count, report: &s.limit, next: make(chan struct{})}
+	data, _, err := znode.Get(ctx, s.sess, s.count)
+	if err == nil {
+		err = w.store(data)
 	}
 	if err != nil {
-		return fmt.Errorf("read shared count %s: %w", w.path, err)
+		return seqnode.Spec{}, nil, w.explain(err)
 	}
+	if max := w.limit.Load(); n > int(max) && max >= 1 {
+		return seqnode.Spec{}, nil, fmt.Errorf("%w: cannot take %d leases of %s, whose count is %d", ErrInvalid, n, s.path, max)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	w.ctx = wctx
+	spec = s.leases
+	spec.Holds = func(nodes []seqnode.Node, ours int) (bool, int) {
+		return seqnode.AtMost(int(w.limit.Load()))(nodes, ours)
+	}
+	spec.Wake = w.wake
+	return spec, func() { cancel(); w.wg.Wait() }, nil
+}
+
+// A countWatch follows a semaphore's shared count for one acquisition, and
+// so for one waiter: the limit its lease predicate reads.
+type countWatch struct {
+	sess   *recipes.Session
+	path   string
+	ctx    context.Context // ends the watch
+	limit  atomic.Int64
+	report *atomic.Int64 // the Semaphore's, for MaxLeases
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	armed   bool          // the count is watched, by follow
+	changed bool          // the count changed since the last wake
+	next    chan struct{} // closed when the count changes
+	err     error         // why following the count stopped
+}
+
+// store decodes the count and makes it the limit; it reports whether it
+// changed.
+func (w *countWatch) store(data []byte) error {
 	n, err := decodeCount(w.path, data)
 	if err != nil {
 		return err
 	}
-	w.limit.Store(n)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.events = events
-	if w.next == nil {
-		w.next = make(chan struct{})
+	if w.limit.Swap(n) != n {
+		w.mu.Lock()
+		w.changed = true
+		w.mu.Unlock()
 	}
+	w.report.Store(n)
 	return nil
 }
 
-// changed returns a channel closed at the next change of the count, once the
-// new count is stored.
-func (w *countWatch) changed() <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.next
+func (w *countWatch) explain(err error) error {
+	if errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("%w: shared count %s does not exist (SetSharedCount, or Curator's SharedCount, makes it)", err, w.path)
+	}
+	return fmt.Errorf("read shared count %s: %w", w.path, err)
 }
 
-// follow reads the count again at each change until ctx ends.
-func (w *countWatch) follow(ctx context.Context) {
+// wake is the lease spec's Wake: the waiter calls it each time it is about
+// to wait. The first call starts watching the count (an acquirer that never
+// waits leaves no watch behind). The channel is closed at once if the count
+// changed since the previous call (or since the listing the waiter judged
+// by), so no change is missed between a listing and the wait.
+func (w *countWatch) wake() (<-chan struct{}, error) {
+	w.mu.Lock()
+	armed := w.armed
+	w.armed = true
+	w.mu.Unlock()
+	if !armed {
+		data, _, events, err := znode.GetW(w.ctx, w.sess, w.path)
+		if err == nil {
+			err = w.store(data)
+		}
+		if err != nil {
+			return nil, w.explain(err)
+		}
+		w.wg.Go(func() { w.follow(events) })
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.changed {
+		w.changed = false
+		closed := make(chan struct{})
+		close(closed)
+		return closed, nil
+	}
+	return w.next, nil
+}
+
+// follow reads the count again at each change until the watch ends.
+func (w *countWatch) follow(events <-chan zk.Event) {
 	for {
-		w.mu.Lock()
-		events := w.events
-		w.mu.Unlock()
-		if err := znode.WaitEvent(ctx, w.sess, events); err != nil {
+		if err := znode.WaitEvent(w.ctx, w.sess, events); err != nil {
+			w.stop(err)
 			return
 		}
-		if err := w.read(ctx); err != nil {
+		data, _, ev, err := znode.GetW(w.ctx, w.sess, w.path)
+		if err == nil {
+			err = w.store(data)
+		}
+		if err != nil {
+			w.stop(w.explain(err))
 			return
 		}
+		events = ev
 		w.mu.Lock()
 		close(w.next)
 		w.next = make(chan struct{})
 		w.mu.Unlock()
 	}
+}
+
+// stop records why following ended and wakes the waiter, which then gets
+// the error from wake.
+func (w *countWatch) stop(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.err = err
+	close(w.next)
+	w.next = make(chan struct{})
 }

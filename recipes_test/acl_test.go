@@ -1,6 +1,8 @@
 package recipes_test
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"path/filepath"
@@ -137,6 +139,14 @@ func TestAuthAndACLBadInput(t *testing.T) {
 		assert.NotContains(t, err.Error(), "justauser", "%s: credentials in the error", name)
 	}
 	assert.False(t, dialled, "a connection was attempted")
+
+	// A TLS client certificate is an identity (ZooKeeper's x509 provider)
+	// that CreatorOnly can give the nodes to: not refused.
+	ctx, cancel := context.WithTimeout(bg(), 100*time.Millisecond)
+	defer cancel()
+	_, err := recipes.Connect(ctx, zktest.ServersT(t), dialer, recipes.WithACL(recipes.CreatorOnly()),
+		recipes.WithTLS(&tls.Config{Certificates: []tls.Certificate{{}}}))
+	assert.NotErrorIs(t, err, recipes.ErrInvalid)
 }
 
 // TestCreatorOnlyACLInteropWithCurator: a Curator client with the same

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -93,6 +94,14 @@ func TestSharedCountBadInput(t *testing.T) {
 	assert.ErrorIs(t, err, locks.ErrInvalid)
 	assert.ErrorIs(t, locks.SetSharedCount(bg(), s, "", 1), locks.ErrInvalid)
 	assert.ErrorIs(t, locks.SetSharedCount(bg(), s, root+"/count", 1<<40), locks.ErrInvalid)
+	_, err = locks.NewSharedCountSemaphore(s, root+"/sem", root+"/sem/count")
+	assert.ErrorIs(t, err, locks.ErrInvalid, "a count inside the semaphore's path")
+	_, err = s.Conn().CreateContainer(root, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, err = s.Conn().Create(root+"/data", []byte("not a count"), 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	assert.ErrorIs(t, locks.SetSharedCount(bg(), s, root+"/data", 1), locks.ErrInvalid)
+	require.NoError(t, s.Conn().Delete(root+"/data", -1))
 	sem, err := locks.NewSharedCountSemaphore(s, root+"/sem", root+"/missing")
 	require.NoError(t, err)
 	_, err = sem.Acquire(bg(), 1)

@@ -131,7 +131,7 @@ func accessFromEnv(g *globals) error {
 	if v := os.Getenv("ZKRECIPES_ACL"); v != "" {
 		acl, err := parseACL(v)
 		if err != nil {
-			return usagef("$ZKRECIPES_ACL %s: %v", v, err)
+			return usagef("$ZKRECIPES_ACL: %v", err)
 		}
 		g.acl = acl
 	}

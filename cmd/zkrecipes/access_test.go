@@ -47,6 +47,15 @@ func TestAuthAndACLFlags(t *testing.T) {
 
 	code, _, stderr = zkrecipes(t, "--auth", "digest:ops:pw", "lock", path, "-n", "--", "true")
 	assert.Equal(t, 75, code, "the lock is held: %s", stderr)
+
+	// The command run under the lock does not get the credentials.
+	stop(holder)
+	env := command(t, "lock", path, "--", "env")
+	env.Env = append(os.Environ(), "ZKRECIPES_AUTH=digest:ops:pw")
+	out, err = env.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "ZKRECIPES_LOCK_PATH=")
+	assert.NotContains(t, string(out), "ZKRECIPES_AUTH")
 }
 
 // TestAccessFromTheEnvironment: a bad $ZKRECIPES_ACL or $ZKRECIPES_AUTH is

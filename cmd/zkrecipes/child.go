@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,7 +27,10 @@ const killGrace = 5 * time.Second
 func runHolding(held context.Context, revoked <-chan struct{}, command, env []string, sigs <-chan os.Signal, stderr io.Writer) (code int, lost bool) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), env...)
+	// The command gets zkrecipes' environment, but not its credentials.
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "ZKRECIPES_AUTH=")
+	}), env...)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "zkrecipes: %v\n", err)
 		return 127, false

@@ -98,9 +98,10 @@ override what came before the command; any other flag given twice is an
 error):
   --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
   --session-timeout D    ZooKeeper session timeout (default 10s)
-  --auth SCHEME:CREDS    authenticate, e.g. digest:user:password; repeatable
-                         (default $ZKRECIPES_AUTH, one SCHEME:CREDS; prefer it:
-                         a command line is visible to other users)
+  --auth SCHEME:CREDS    authenticate, e.g. digest:user:password; repeatable,
+                         and added to $ZKRECIPES_AUTH (one SCHEME:CREDS; prefer
+                         it: a command line is visible to other users, and
+                         commands run under a lock do not get it)
   --acl ACL              ACL of the nodes created: creator (auth::cdrwa), open
                          (world:anyone:cdrwa, the default), or zkCli's
                          SCHEME:ID:PERMS,... (default $ZKRECIPES_ACL)

@@ -17,7 +17,7 @@ var revokeCmd = command{
 	usage: `usage: zkrecipes revoke PATH [NODE]
 
 Ask the holders of the lock at PATH, or the one NODE (a name under PATH, or
-a full path), to let go, the way Curator's Revoker does: write __REVOKE__
+a full path, below the chroot if --servers gives one), to let go, the way Curator's Revoker does: write __REVOKE__
 into the node. Only mutex and read/write lock nodes can be revoked. A
 holder that does not listen (not --revocable, not makeRevocable) keeps its
 lock; inspect then shows "revocation requested" in place of its data.

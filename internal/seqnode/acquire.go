@@ -39,8 +39,9 @@ type Spec struct {
 	// Wake, if set, is called by a waiter on the directory (WatchDir)
 	// each time it waits: the channel it returns is closed when something
 	// the predicate reads besides the children has changed (a semaphore's
-	// shared count), and the waiter then lists again.
-	Wake func() <-chan struct{}
+	// shared count) since the waiter's listing, and the waiter then lists
+	// again. An error ends the acquisition.
+	Wake func() (<-chan struct{}, error)
 
 	// Bare makes a hold that only the recipe itself uses (a semaphore's
 	// gate): it has no fencing token and watches nothing but the session,

@@ -145,9 +145,12 @@ func waitDir(ctx context.Context, sess znode.Session, spec Spec, events <-chan z
 	if spec.Wake == nil {
 		return znode.WaitEvent(ctx, sess, events)
 	}
+	woken, err := spec.Wake()
+	if err != nil {
+		return err
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	woken := spec.Wake()
 	done := make(chan error, 1)
 	go func() { done <- znode.WaitEvent(wctx, sess, events) }()
 	select {
