@@ -2,7 +2,10 @@ package recipes_test
 
 import (
 	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,6 +20,7 @@ type herd struct {
 	t        *testing.T
 	sessions []*recipes.Session
 	proxies  []*zktest.Proxy // proxies[i] counts sessions[i]'s traffic
+	drops    []*atomic.Int32 // drops[i] counts sessions[i]'s suspensions
 	acquired chan acquiredBy
 }
 
@@ -28,8 +32,13 @@ type acquiredBy struct {
 func newHerd(t *testing.T, waiters int) *herd {
 	h := &herd{t: t, acquired: make(chan acquiredBy, waiters)}
 	for range waiters {
-		s, p := connectCounted(t)
-		h.sessions, h.proxies = append(h.sessions, s), append(h.proxies, p)
+		drops := new(atomic.Int32)
+		s, p := connectCounted(t, recipes.WithStateListener(func(st recipes.State) {
+			if st == recipes.StateSuspended {
+				drops.Add(1)
+			}
+		}))
+		h.sessions, h.proxies, h.drops = append(h.sessions, s), append(h.proxies, p), append(h.drops, drops)
 	}
 	return h
 }
@@ -55,6 +64,32 @@ func (h *herd) flush(i int) {
 	require.NoError(h.t, err)
 }
 
+// settled waits until the server has n watches on the nodes below prefix:
+// the waiters have finished queueing, so none of their own requests is left
+// to be counted as a wake-up (a node that exists does not say its waiter is
+// done: its listing and watch come after it).
+func (h *herd) settled(prefix string, n int) {
+	eventually(h.t, "the waiters' watches", func() bool {
+		out, err := zktest.FourLetterWord(zktest.ServersT(h.t)[0], "wchp", time.Second)
+		return err == nil && watchersUnder(out, prefix) >= n
+	})
+}
+
+// watchersUnder counts the watches the "wchp" four-letter word lists on
+// paths that start with prefix.
+func watchersUnder(wchp, prefix string) int {
+	n, in := 0, false
+	for line := range strings.SplitSeq(wchp, "\n") {
+		switch {
+		case strings.HasPrefix(line, "/"):
+			in = strings.HasPrefix(line, prefix)
+		case in && strings.TrimSpace(line) != "":
+			n++
+		}
+	}
+	return n
+}
+
 // releaseAll releases first, then each waiter as it acquires, and returns,
 // for each release, how many waiting sessions besides the new holder sent a
 // request because of it.
@@ -66,10 +101,10 @@ func (h *herd) releaseAll(first func() error) []int {
 	release := first
 	var woken []int
 	for len(waiting) > 0 {
-		before := map[int]int64{}
+		before, dropsBefore := map[int]int64{}, map[int]int32{}
 		for i := range waiting {
 			h.flush(i)
-			before[i] = h.proxies[i].Traffic().Requests
+			before[i], dropsBefore[i] = h.proxies[i].Traffic().Requests, h.drops[i].Load()
 		}
 		require.NoError(h.t, release())
 		a, ok := <-h.acquired
@@ -78,7 +113,14 @@ func (h *herd) releaseAll(first func() error) []int {
 		n := 0
 		for i := range waiting {
 			h.flush(i)
-			if h.proxies[i].Traffic().Requests-before[i] > 1 { // the flush itself
+			sent := h.proxies[i].Traffic().Requests - before[i] - 1 // the flush itself
+			switch {
+			case sent > 0 && h.drops[i].Load() != dropsBefore[i]:
+				// A reconnect (on a loaded machine) re-sends the
+				// session's watches: that is not a wake-up.
+				h.t.Logf("release %d: waiter %d reconnected and sent %d requests; not counted", len(woken), i, sent)
+			case sent > 0:
+				h.t.Logf("release %d: waiter %d sent %d requests", len(woken), i, sent)
 				n++
 			}
 		}
@@ -107,6 +149,7 @@ func TestRWMutexOneWriterWokenPerRelease(t *testing.T) {
 		})
 		waitQueued(t, admin, path, i+2)
 	}
+	h.settled(path+"/", 2*len(h.sessions)) // each watches the node ahead and its own
 	for i, n := range h.releaseAll(func() error { return held.Release(bg()) }) {
 		require.Zero(t, n, "release %d woke %d other writers", i, n)
 	}
@@ -138,6 +181,7 @@ func TestSemaphoreOneWaiterWokenPerRelease(t *testing.T) {
 		// at the gate.
 		waitQueued(t, admin, path+"/locks", i+1)
 	}
+	h.settled(path+"/locks/", len(h.sessions)-1) // each but the first watches the gate node ahead
 	counts := h.releaseAll(func() error { return leases[0].Release(bg()) })
 	for i, n := range counts {
 		require.LessOrEqual(t, n, 1, "release %d woke %d other waiters", i, n)
