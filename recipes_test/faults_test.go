@@ -174,6 +174,33 @@ type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
 
+// expiredHold takes the mutex at path in a session that does not give up on
+// its own (its client-side timer is told a far longer timeout), partitions
+// it until a waiter in another session gets the lock, which shows the
+// server expired the session, and lets the connection come back. It returns
+// the hold and its session, which the server will tell of the expiry.
+func expiredHold(t *testing.T, admin *zk.Conn, path string, opts ...recipes.Option) (*locks.Hold, *recipes.Session) {
+	t.Helper()
+	proxy := zktest.ProxyT(t)
+	conn, events, err := zk.Connect([]string{proxy.Addr()}, testSessionTimeout, zk.WithLogger(quiet{}))
+	require.NoError(t, err)
+	t.Cleanup(conn.Close)
+	s, err := recipes.NewSession(bg(), conn, events, append(opts, recipes.WithSessionTimeout(time.Hour),
+		recipes.WithTickTime(100*time.Millisecond))...) // the test server's tickTime
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	held, err := newMutex(t, s, path).Lock(bg())
+	require.NoError(t, err)
+
+	waiter := newMutex(t, connect(t), path)
+	got := lockAndUnlock(waiter, nil)
+	waitQueued(t, admin, path, 2)
+	proxy.Stall()
+	require.NoError(t, <-got, "the waiter never got the lock of the expired session")
+	proxy.Restore()
+	return held, s
+}
+
 // TestSessionExpiryEndsHolds lets ZooKeeper expire a session whose client
 // does not give up on its own (its client-side timer is told a far longer
 // timeout). The holder is partitioned, a waiter gets the lock once the
@@ -183,25 +210,7 @@ func TestSessionExpiryEndsHolds(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	proxy := zktest.ProxyT(t)
-	conn, events, err := zk.Connect([]string{proxy.Addr()}, testSessionTimeout, zk.WithLogger(quiet{}))
-	require.NoError(t, err)
-	defer conn.Close()
-	s, err := recipes.NewSession(bg(), conn, events, recipes.WithSessionTimeout(time.Hour),
-		recipes.WithTickTime(100*time.Millisecond)) // the test server's
-	require.NoError(t, err)
-	defer s.Close()
-	holder := newMutex(t, s, path)
-	held, err := holder.Lock(bg())
-	require.NoError(t, err)
-
-	waiter := newMutex(t, connect(t), path)
-	got := lockAndUnlock(waiter, nil)
-	waitQueued(t, admin, path, 2)
-	proxy.Stall()
-	require.NoError(t, <-got, "the waiter never got the lock of the expired session")
-	proxy.Restore()
-
+	held, s := expiredHold(t, admin, path)
 	<-held.Done()
 	assert.ErrorIs(t, held.Err(), locks.ErrLockLost)
 	assert.ErrorIs(t, held.Err(), recipes.ErrSessionExpired)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -96,22 +95,7 @@ func TestTelemetry(t *testing.T) {
 	// 6: acquired, then lost when the server expires the session: a session
 	// over a borrowed connection, told a long timeout, hears of its expiry
 	// from the server when its connection comes back.
-	proxy = zktest.ProxyT(t)
-	conn, events, err := zk.Connect([]string{proxy.Addr()}, testSessionTimeout, zk.WithLogger(quiet{}))
-	require.NoError(t, err)
-	defer conn.Close()
-	expiring, err := recipes.NewSession(bg(), conn, events, append(observed, recipes.WithSessionTimeout(time.Hour),
-		recipes.WithTickTime(100*time.Millisecond))...)
-	require.NoError(t, err)
-	defer expiring.Close()
-	expired, err := newMutex(t, expiring, path).Lock(bg())
-	require.NoError(t, err)
-	waiter := newMutex(t, connect(t), path)
-	next := lockAndUnlock(waiter, nil)
-	waitQueued(t, admin, path, 2)
-	proxy.Stall()
-	require.NoError(t, <-next, "the waiter never got the lock of the expired session")
-	proxy.Restore()
+	expired, _ := expiredHold(t, admin, path, observed...)
 	<-expired.Done()
 	require.ErrorIs(t, expired.Err(), recipes.ErrSessionExpired)
 
