@@ -87,8 +87,8 @@ func newSession(o options, owned bool) *Session {
 // "host:port" ("host" alone means port 2181); one string may list several,
 // separated by commas, and end with a chroot, as in ZooKeeper's own
 // connection strings ("h1:2181,h2:2181/app": see WithChroot). An error names
-// the last reason a connection attempt failed. The Session owns the connection: Close closes it, and so does the
-// end of the session.
+// the last reason a connection attempt failed. The Session owns the
+// connection: Close closes it, and so does the end of the session.
 func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, error) {
 	o := buildOptions(opts)
 	addrs, chroot, err := parseServers(servers)
