@@ -3,6 +3,8 @@ package recipes
 import (
 	"errors"
 
+	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -22,7 +24,15 @@ var (
 	// ErrClosed means Close was called on the session.
 	ErrClosed = errors.New("recipes: session closed")
 
-	// ErrInvalid is wrapped by the errors for bad arguments: servers,
-	// options, a missing connection.
-	ErrInvalid = errors.New("recipes: invalid argument")
+	// ErrInvalid is wrapped by every error for bad arguments, here and in
+	// the recipe packages: servers, options, a missing connection, a
+	// malformed path, a count below 1, data too large, a nil session.
+	// Nothing is created.
+	ErrInvalid = args.ErrInvalid
+
+	// ErrOtherRecipe is wrapped by the error of a recipe whose path another
+	// kind of recipe uses (a Mutex's and a Semaphore's, say): their layouts
+	// differ, so they would not exclude each other. The error names the
+	// node found. Nothing is left behind.
+	ErrOtherRecipe = layout.ErrOtherRecipe
 )

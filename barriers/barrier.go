@@ -11,7 +11,6 @@ import (
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/znode"
-	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // A Barrier holds processes back until it is removed: Curator's
@@ -19,23 +18,21 @@ import (
 // and Wait returns once it is down. It is safe for concurrent use.
 type Barrier struct {
 	sess *recipes.Session
-	path string // as given
-	dir  string // path in ZooKeeper, under the session's chroot
-	data []byte
+	at   args.Target
 }
 
 // NewBarrier returns the barrier at path. It does no I/O, and refuses a nil
 // session, a malformed path or data over MaxDataSize.
 func NewBarrier(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*Barrier, error) {
-	data, err := args.Check(sess, path, opts, ErrInvalid)
+	at, err := args.Check(sess, path, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Barrier{sess: sess, path: path, dir: zpath.Under(sess.Chroot(), path), data: data}, nil
+	return &Barrier{sess: sess, at: at}, nil
 }
 
 // Path returns the barrier's path.
-func (b *Barrier) Path() string { return b.path }
+func (b *Barrier) Path() string { return b.at.Path }
 
 // Set puts the barrier up: it creates the barrier's node (persistent, so it
 // outlives this session; its missing parents are created as containers). A
@@ -45,23 +42,23 @@ func (b *Barrier) Set(ctx context.Context) error {
 	// Retry sends nothing for an ended ctx.
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
-			_, err := znode.Create(conn, b.dir, zk.FlagPersistent, b.data, b.sess.ACL())
+			_, err := znode.Create(conn, b.at.Dir, zk.FlagPersistent, b.at.Data, b.sess.ACL())
 			if !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}
 			// Up already, unless the node is another recipe's path.
-			names, _, err := conn.Children(b.dir)
+			names, _, err := conn.Children(b.at.Dir)
 			if errors.Is(err, zk.ErrNoNode) {
 				continue // removed meanwhile: put it up again
 			}
 			if err != nil {
 				return err
 			}
-			return layout.Check(b.path, names, layout.Barrier, ErrOtherRecipe)
+			return layout.Check(b.at.Path, names, layout.Barrier)
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("barriers: set %s: %w", b.path, err)
+		return fmt.Errorf("barriers: set %s: %w", b.at.Path, err)
 	}
 	return nil
 }
@@ -71,10 +68,10 @@ func (b *Barrier) Set(ctx context.Context) error {
 // and the barrier stays as it is.
 func (b *Barrier) Remove(ctx context.Context) error {
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		return znode.IgnoreNoNode(conn.Delete(b.dir, -1))
+		return znode.IgnoreNoNode(conn.Delete(b.at.Dir, -1))
 	})
 	if err != nil {
-		return fmt.Errorf("barriers: remove %s: %w", b.path, err)
+		return fmt.Errorf("barriers: remove %s: %w", b.at.Path, err)
 	}
 	return nil
 }
@@ -85,17 +82,17 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // session timeout): a waiter that cannot see the barrier is never told it
 // has passed.
 func (b *Barrier) Wait(ctx context.Context) error {
-	if err := znode.AwaitExists(ctx, b.sess, b.dir, false, nil); err != nil {
-		return fmt.Errorf("barriers: wait on %s: %w", b.path, err)
+	if err := znode.AwaitExists(ctx, b.sess, b.at.Dir, false, nil); err != nil {
+		return fmt.Errorf("barriers: wait on %s: %w", b.at.Path, err)
 	}
 	return nil
 }
 
 // IsSet reports whether the barrier is up.
 func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
-	up, err := znode.Exists(ctx, b.sess, b.dir)
+	up, err := znode.Exists(ctx, b.sess, b.at.Dir)
 	if err != nil {
-		return false, fmt.Errorf("barriers: check %s: %w", b.path, err)
+		return false, fmt.Errorf("barriers: check %s: %w", b.at.Path, err)
 	}
 	return up, nil
 }

@@ -40,12 +40,10 @@ const readyNode = layout.ReadyNode
 // alternate.
 type DoubleBarrier struct {
 	sess    *recipes.Session
-	path    string // as given
-	dir     string // path in ZooKeeper, under the session's chroot
+	at      args.Target
 	ready   string
 	node    string // our member node
 	members int
-	data    []byte
 
 	mu      sync.Mutex // guards entered
 	entered bool
@@ -55,27 +53,21 @@ type DoubleBarrier struct {
 // when members have entered. It does no I/O, and refuses members < 1 besides
 // what NewBarrier refuses.
 func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...recipes.NodeOption) (*DoubleBarrier, error) {
-	data, err := args.Check(sess, path, opts, ErrInvalid)
-	if err == nil {
-		err = args.AtLeastOne(members, "a double barrier", "member", ErrInvalid)
-	}
+	at, err := args.Check(sess, path, opts, args.AtLeastOne(members, "a double barrier", "member"))
 	if err != nil {
 		return nil, err
 	}
-	dir := zpath.Under(sess.Chroot(), path)
 	return &DoubleBarrier{
 		sess:    sess,
-		path:    path,
-		dir:     dir,
-		ready:   zpath.Join(dir, readyNode),
-		node:    zpath.Join(dir, seqnode.NewUUID()),
+		at:      at,
+		ready:   zpath.Join(at.Dir, readyNode),
+		node:    zpath.Join(at.Dir, seqnode.NewUUID()),
 		members: members,
-		data:    data,
 	}, nil
 }
 
 // Path returns the barrier's path.
-func (b *DoubleBarrier) Path() string { return b.path }
+func (b *DoubleBarrier) Path() string { return b.at.Path }
 
 // Members returns the member count that opens the barrier.
 func (b *DoubleBarrier) Members() int { return b.members }
@@ -86,9 +78,9 @@ func (b *DoubleBarrier) Node() string { return zpath.Outside(b.sess.Chroot(), b.
 // Arrived returns how many members are at the barrier now (entered, or
 // waiting to enter), and whether it is open.
 func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
-	names, err := znode.Children(ctx, b.sess, b.dir)
+	names, err := znode.Children(ctx, b.sess, b.at.Dir)
 	if err != nil {
-		return 0, false, fmt.Errorf("barriers: count %s: %w", b.path, err)
+		return 0, false, fmt.Errorf("barriers: count %s: %w", b.at.Path, err)
 	}
 	open := slices.Contains(names, readyNode)
 	if open {
@@ -106,10 +98,10 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.entered {
-		return fmt.Errorf("barriers: enter %s: %w", b.path, ErrEntered)
+		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, ErrEntered)
 	}
 	if err := context.Cause(ctx); err != nil {
-		return fmt.Errorf("barriers: enter %s: %w", b.path, err)
+		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, err)
 	}
 	err := b.enter(ctx)
 	if err != nil && b.sess.Err() == nil {
@@ -121,7 +113,7 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("barriers: enter %s: %w", b.path, err)
+		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, err)
 	}
 	b.entered = true
 	return nil
@@ -142,7 +134,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 		readyc <- w
 	}()
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.data, b.sess.ACL())
+		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.at.Data, b.sess.ACL())
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil // ours: a retry after the reply to our create was lost
 		}
@@ -172,7 +164,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 // never counted. It reports whether the barrier is open.
 func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 	for {
-		names, err := znode.Children(ctx, b.sess, b.dir)
+		names, err := znode.Children(ctx, b.sess, b.at.Dir)
 		if err != nil {
 			return false, err
 		}
@@ -180,7 +172,7 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 			return true, nil
 		}
 		// Another recipe's nodes would count as members.
-		if err := layout.Check(b.path, names, layout.DoubleBarrier, ErrOtherRecipe); err != nil {
+		if err := layout.Check(b.at.Path, names, layout.DoubleBarrier); err != nil {
 			return false, err
 		}
 		if !slices.Contains(names, zpath.Base(b.node)) {
@@ -191,9 +183,9 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		}
 		ops := make([]any, 0, len(names)+1)
 		for _, n := range names {
-			ops = append(ops, &zk.CheckVersionRequest{Path: zpath.Join(b.dir, n), Version: -1})
+			ops = append(ops, &zk.CheckVersionRequest{Path: zpath.Join(b.at.Dir, n), Version: -1})
 		}
-		ops = append(ops, &zk.CreateRequest{Path: b.ready, Data: b.data, Acl: b.sess.ACL(), Flags: zk.FlagPersistent})
+		ops = append(ops, &zk.CreateRequest{Path: b.ready, Data: b.at.Data, Acl: b.sess.ACL(), Flags: zk.FlagPersistent})
 		// Not retried on a lost reply: the next turn reads what happened.
 		_, err = b.sess.Conn().Multi(ops...)
 		switch {
@@ -226,7 +218,7 @@ func (b *DoubleBarrier) giveUp() (bool, error) {
 		if open, _, err = conn.Exists(b.ready); err != nil || !open {
 			return err
 		}
-		_, err = conn.Create(b.node, b.data, zk.FlagEphemeral, b.sess.ACL())
+		_, err = conn.Create(b.node, b.at.Data, zk.FlagEphemeral, b.sess.ACL())
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil
 		}
@@ -246,7 +238,7 @@ func (b *DoubleBarrier) Leave(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.entered {
-		return fmt.Errorf("barriers: leave %s: %w", b.path, ErrNotEntered)
+		return fmt.Errorf("barriers: leave %s: %w", b.at.Path, ErrNotEntered)
 	}
 	b.entered = false
 	err := b.leave(ctx)
@@ -261,7 +253,7 @@ func (b *DoubleBarrier) Leave(ctx context.Context) error {
 		err = derr
 	}
 	if err != nil {
-		return fmt.Errorf("barriers: leave %s: %w", b.path, err)
+		return fmt.Errorf("barriers: leave %s: %w", b.at.Path, err)
 	}
 	return nil
 }
@@ -270,7 +262,7 @@ func (b *DoubleBarrier) leave(ctx context.Context) error {
 	ours := zpath.Base(b.node)
 	ourNodeExists := true
 	for {
-		names, err := znode.Children(ctx, b.sess, b.dir)
+		names, err := znode.Children(ctx, b.sess, b.at.Dir)
 		if err != nil {
 			return err
 		}
@@ -299,7 +291,7 @@ func (b *DoubleBarrier) leave(ctx context.Context) error {
 				ourNodeExists = false
 			}
 		}
-		if err := znode.AwaitExists(ctx, b.sess, zpath.Join(b.dir, watch), false, nil); err != nil {
+		if err := znode.AwaitExists(ctx, b.sess, zpath.Join(b.at.Dir, watch), false, nil); err != nil {
 			return err
 		}
 	}

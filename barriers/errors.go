@@ -14,10 +14,10 @@ var (
 	// nil session. Nothing is created.
 	ErrInvalid = recipes.ErrInvalid
 
-	// ErrOtherRecipe is returned when a barrier's path is in use by a lock
-	// (or a double barrier's by a barrier of the other kind's children):
-	// the error names the node found. Nothing is left behind.
-	ErrOtherRecipe = errors.New("barriers: path used by another recipe")
+	// ErrOtherRecipe is recipes.ErrOtherRecipe: a barrier's path is in use
+	// by a lock (or a double barrier's by a barrier of the other kind's
+	// children).
+	ErrOtherRecipe = recipes.ErrOtherRecipe
 
 	// ErrEntered is returned by DoubleBarrier.Enter when this value has
 	// entered and not left yet.

@@ -28,7 +28,7 @@ type Usage struct {
 // locks.Inspect). A path that does not exist is an error wrapping
 // zk.ErrNoNode: no Barrier is up there.
 func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, error) {
-	names, data, err := layout.Read(ctx, sess, path, args.Where(sess, path, ErrInvalid))
+	names, data, err := layout.Read(ctx, sess, path, args.Where(sess, path))
 	if err != nil {
 		return nil, fmt.Errorf("barriers: %w", err)
 	}

@@ -39,12 +39,11 @@ var (
 	// one another client recorded for the same path.
 	ErrMaxLeases = errors.New("locks: semaphore used with a different number of leases")
 
-	// ErrOtherRecipe is returned when a lock's path is in use by another
-	// kind of recipe (a Mutex and a Semaphore, say): their layouts differ,
-	// so they would not exclude each other. The error names the node found.
-	// Nothing is left behind. A child named "locks" or "leases" counts as a
-	// semaphore's, as it is in Curator's layout.
-	ErrOtherRecipe = errors.New("locks: path used by another recipe")
+	// ErrOtherRecipe is recipes.ErrOtherRecipe: a lock's path is in use by
+	// another kind of recipe (a Mutex and a Semaphore, say). A child named
+	// "locks" or "leases" counts as a semaphore's, as it is in Curator's
+	// layout.
+	ErrOtherRecipe = recipes.ErrOtherRecipe
 
 	// ErrNotRevocable is returned by Revoke for a node that is not a lock
 	// node a holder could be listening on: not a Mutex's or an RWMutex's

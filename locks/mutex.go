@@ -7,7 +7,6 @@ import (
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // A Mutex is a reentrant lock shared by every process that uses the same
@@ -35,15 +34,12 @@ const mutexLockName = layout.MutexLockName
 // created when the lock is first taken. It fails, creating nothing, if sess is
 // nil, path is not a valid absolute ZooKeeper path, or the data is too large.
 func NewMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*Mutex, error) {
-	data, err := args.Check(sess, path, opts, ErrInvalid)
+	at, err := args.Check(sess, path, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Mutex{
-		sess: sess,
-		spec: mutexSpec(zpath.Under(sess.Chroot(), path), data),
-		key:  holdKey{kind: "mutex", sess: sess, path: path},
-	}, nil
+	key := holdKey{kind: "mutex", sess: sess, path: path}
+	return &Mutex{sess: sess, spec: mutexSpec(at.Dir, at.Data), key: key}, nil
 }
 
 // mutexSpec describes a Mutex's node; a Semaphore's gate is one too.
@@ -54,7 +50,7 @@ func mutexSpec(path string, data []byte) seqnode.Spec {
 // refuseOthers returns the engine's check that no other recipe uses path.
 func refuseOthers(path string, own layout.Kind) func([]string) error {
 	return func(children []string) error {
-		return layout.Check(path, children, own, ErrOtherRecipe)
+		return layout.Check(path, children, own)
 	}
 }
 

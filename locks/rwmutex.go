@@ -3,13 +3,11 @@ package locks
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // The lock names of Curator's InterProcessReadWriteLock nodes. Both halves
@@ -36,9 +34,7 @@ const (
 // Locker. An RWMutex is safe for concurrent use.
 type RWMutex struct {
 	sess     *recipes.Session
-	path     string // as given
-	dir      string // path in ZooKeeper, under the session's chroot
-	data     []byte
+	at       args.Target
 	readKey  holdKey
 	writeKey holdKey
 }
@@ -46,31 +42,29 @@ type RWMutex struct {
 // NewRWMutex returns the read/write lock at path. Like NewMutex, it does no
 // I/O and refuses bad input.
 func NewRWMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*RWMutex, error) {
-	data, err := args.Check(sess, path, opts, ErrInvalid)
+	at, err := args.Check(sess, path, opts)
 	if err != nil {
 		return nil, err
 	}
 	return &RWMutex{
 		sess:     sess,
-		path:     path,
-		dir:      zpath.Under(sess.Chroot(), path),
-		data:     data,
+		at:       at,
 		readKey:  holdKey{kind: "rw-read", sess: sess, path: path},
 		writeKey: holdKey{kind: "rw-write", sess: sess, path: path},
 	}, nil
 }
 
 // Path returns the lock's path.
-func (rw *RWMutex) Path() string { return rw.path }
+func (rw *RWMutex) Path() string { return rw.at.Path }
 
 func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 	return seqnode.Spec{
-		Dir:      rw.dir,
+		Dir:      rw.at.Dir,
 		Prefix:   prefix,
 		Siblings: []string{readLockName, writeLockName},
-		Data:     rw.data,
+		Data:     rw.at.Data,
 		Holds:    holds,
-		Refuse:   refuseOthers(rw.dir, layout.RWLock),
+		Refuse:   refuseOthers(rw.at.Dir, layout.RWLock),
 	}
 }
 
@@ -87,7 +81,7 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 
 func (rw *RWMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
 	if !holds(ctx, rw.writeKey) && holds(ctx, rw.readKey) {
-		return nil, false, fmt.Errorf("lock %s: %w", rw.path, ErrUpgrade)
+		return nil, false, fmt.Errorf("lock %s: %w", rw.at.Path, ErrUpgrade)
 	}
 	spec := rw.spec(writeLockName, seqnode.FirstN(1))
 	// A downgrade can put a read node ahead of a queued writer, so a writer
@@ -118,8 +112,8 @@ func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
 	if w := carrying(ctx, rw.writeKey); w != nil && w.Err() == nil && !holds(ctx, rw.readKey) {
 		// Downgrade: our read node takes our write node's sequence, so it
 		// sorts with it, ahead of every writer queued since.
-		name := zpath.Base(w.Node())
-		spec.Sequence = name[strings.LastIndex(name, writeLockName)+len(writeLockName):]
+		name := w.node.Name()
+		spec.Sequence = seqnode.SequenceOf(name, writeLockName)
 		spec.Holds = readHolds(name)
 	}
 	return acquire(ctx, rw.sess, rw.readKey, spec, take)
@@ -147,7 +141,7 @@ func (rw *RWMutex) RLocker() Locker { return readLocker{rw} }
 type readLocker struct{ rw *RWMutex }
 
 func (r readLocker) Lock(ctx context.Context) (*Hold, error) { return r.rw.RLock(ctx) }
-func (r readLocker) Path() string                            { return r.rw.path }
+func (r readLocker) Path() string                            { return r.rw.at.Path }
 
 // Participants lists the readers and the writers (Kind KindRead or
 // KindWrite), holders and waiters, in one queue order. The holders are the
@@ -155,5 +149,5 @@ func (r readLocker) Path() string                            { return r.rw.path 
 // waits for the node ahead of it, a waiting reader for the nearest writer
 // ahead of it.
 func (rw *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
-	return rwParticipants(ctx, rw.sess, rw.dir)
+	return rwParticipants(ctx, rw.sess, rw.at.Dir)
 }

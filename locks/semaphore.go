@@ -42,8 +42,7 @@ const (
 // one fails with ErrMaxLeases. A Semaphore is safe for concurrent use.
 type Semaphore struct {
 	sess   *recipes.Session
-	path   string       // as given
-	dir    string       // path in ZooKeeper, under the session's chroot
+	at     args.Target
 	max    int          // the fixed number of leases; 0 for a shared count
 	count  string       // the shared count's path in ZooKeeper, or ""
 	limit  atomic.Int64 // the number of leases in force: max, or the count as last read
@@ -55,33 +54,28 @@ type Semaphore struct {
 // NewSemaphore returns the semaphore at path with maxLeases leases. Like
 // NewMutex it does no I/O; it also refuses maxLeases < 1.
 func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...recipes.NodeOption) (*Semaphore, error) {
-	data, err := args.Check(sess, path, opts, ErrInvalid)
-	if err == nil {
-		err = args.AtLeastOne(maxLeases, "a semaphore", "lease", ErrInvalid)
-	}
+	at, err := args.Check(sess, path, opts, args.AtLeastOne(maxLeases, "a semaphore", "lease"))
 	if err != nil {
 		return nil, err
 	}
-	return newSemaphore(sess, path, maxLeases, "", data), nil
+	return newSemaphore(sess, at, maxLeases, ""), nil
 }
 
 // newSemaphore makes a Semaphore of max leases, or, if max is 0, of as many
 // as the shared count at countDir says.
-func newSemaphore(sess *recipes.Session, path string, max int, countDir string, data []byte) *Semaphore {
-	dir := zpath.Under(sess.Chroot(), path)
+func newSemaphore(sess *recipes.Session, at args.Target, max int, countDir string) *Semaphore {
 	s := &Semaphore{
 		sess:  sess,
-		path:  path,
-		dir:   dir,
+		at:    at,
 		max:   max,
 		count: countDir,
-		gate:  gateSpec(zpath.Join(dir, semaphoreGate), data),
+		gate:  gateSpec(zpath.Join(at.Dir, semaphoreGate), at.Data),
 	}
 	s.limit.Store(int64(max))
 	s.leases = seqnode.Spec{
-		Dir:    zpath.Join(dir, semaphoreLeases),
+		Dir:    zpath.Join(at.Dir, semaphoreLeases),
 		Prefix: leaseLockName,
-		Data:   data,
+		Data:   at.Data,
 		Holds: func(nodes []seqnode.Node, ours int) (bool, int) {
 			return seqnode.AtMost(int(s.limit.Load()))(nodes, ours)
 		},
@@ -100,7 +94,7 @@ func gateSpec(path string, data []byte) seqnode.Spec {
 }
 
 // Path returns the semaphore's path.
-func (s *Semaphore) Path() string { return s.path }
+func (s *Semaphore) Path() string { return s.at.Path }
 
 // MaxLeases returns the number of leases the semaphore hands out.
 // For a shared count, it is the count as last read (0 before the first
@@ -127,13 +121,13 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Hold, bool, error
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, take taker) ([]*Hold, bool, error) {
-	nodes, ok, err := measured(ctx, s.sess, "semaphore", s.path, func() ([]*seqnode.Hold, bool, error) { return s.take(ctx, n, take) })
+	nodes, ok, err := measured(ctx, s.sess, "semaphore", s.at.Path, func() ([]*seqnode.Hold, bool, error) { return s.take(ctx, n, take) })
 	if err != nil || !ok {
 		return nil, false, err
 	}
 	leases := make([]*Hold, len(nodes))
 	for i, node := range nodes {
-		leases[i] = newHold(ctx, nil, s.path, s.sess, node)
+		leases[i] = newHold(ctx, nil, s.at.Path, s.sess, node)
 	}
 	return leases, true, nil
 }
@@ -141,14 +135,14 @@ func (s *Semaphore) acquire(ctx context.Context, n int, take taker) ([]*Hold, bo
 // take takes n lease nodes, or none, while holding the gate.
 func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hold, bool, error) {
 	if n < 1 || (s.count == "" && n > s.max) {
-		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", ErrInvalid, n, s.path, s.max)
+		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", ErrInvalid, n, s.at.Path, s.max)
 	}
 	if err := context.Cause(ctx); err != nil {
-		return nil, false, wrapSemaphore(s.path, err)
+		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
 	gate, ok, err := take(ctx, s.sess, s.gate)
 	if err != nil || !ok {
-		return nil, false, wrapSemaphore(s.path, err)
+		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
 	// The leases are waited for while the gate is held: losing it ends the
 	// wait. Once they are taken the gate goes, on a context of its own: a
@@ -168,7 +162,7 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hol
 	first := !s.agreed.Load()
 	if first {
 		if err := s.firstUse(gated); err != nil {
-			return nil, false, wrapSemaphore(s.path, err)
+			return nil, false, wrapSemaphore(s.at.Path, err)
 		}
 	}
 	var nodes []*seqnode.Hold
@@ -187,7 +181,7 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hol
 	})
 	if err := g.Wait(); err != nil {
 		releaseNodes(nodes)
-		return nil, false, wrapSemaphore(s.path, err)
+		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
 	return nodes, ok, nil
 }
@@ -211,13 +205,13 @@ func (s *Semaphore) checkLayout(ctx context.Context) error {
 	var names []string
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
-		names, _, err = conn.Children(s.dir)
+		names, _, err = conn.Children(s.at.Dir)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("list %s: %w", s.path, err)
+		return fmt.Errorf("list %s: %w", s.at.Path, err)
 	}
-	return layout.Check(s.path, names, layout.Semaphore, ErrOtherRecipe)
+	return layout.Check(s.at.Path, names, layout.Semaphore)
 }
 
 func wrapSemaphore(path string, err error) error {
@@ -252,12 +246,12 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 	want := []byte(maxLeasesPrefix + strconv.Itoa(s.max))
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
-			data, st, err := conn.Get(s.dir)
+			data, st, err := conn.Get(s.at.Dir)
 			if err != nil {
 				return err
 			}
 			if len(data) == 0 {
-				_, err = conn.Set(s.dir, want, st.Version)
+				_, err = conn.Set(s.at.Dir, want, st.Version)
 				if errors.Is(err, zk.ErrBadVersion) {
 					continue // someone else recorded one meanwhile
 				}
@@ -266,7 +260,7 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 			recorded, found := strings.CutPrefix(string(data), maxLeasesPrefix)
 			if found && recorded != strconv.Itoa(s.max) {
 				return fmt.Errorf("%w: %s is in use with %s leases, this client says %d",
-					ErrMaxLeases, s.path, recorded, s.max)
+					ErrMaxLeases, s.at.Path, recorded, s.max)
 			}
 			return nil // ours, or data not ours to judge
 		}
@@ -283,5 +277,5 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 // acquirers queued at the gate behind it, each waiting for the gate node
 // ahead of it. All have Kind KindLease.
 func (s *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
-	return semaphoreParticipants(ctx, s.sess, s.dir, s.MaxLeases())
+	return semaphoreParticipants(ctx, s.sess, s.at.Dir, s.MaxLeases())
 }

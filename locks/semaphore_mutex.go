@@ -33,7 +33,7 @@ func NewSemaphoreMutex(sess *recipes.Session, path string, opts ...recipes.NodeO
 }
 
 // Path returns the lock's path.
-func (m *SemaphoreMutex) Path() string { return m.sem.path }
+func (m *SemaphoreMutex) Path() string { return m.sem.at.Path }
 
 // Lock takes the lock, waiting until it is free or ctx ends, and returns the
 // Hold (see Mutex.Lock; it is not reentrant).
@@ -48,15 +48,15 @@ func (m *SemaphoreMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 
 func (m *SemaphoreMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
 	if holds(ctx, m.key) {
-		return nil, false, fmt.Errorf("lock %s: %w", m.sem.path, ErrReentrant)
+		return nil, false, fmt.Errorf("lock %s: %w", m.sem.at.Path, ErrReentrant)
 	}
-	nodes, ok, err := measured(ctx, m.sem.sess, m.key.kind, m.sem.path, func() ([]*seqnode.Hold, bool, error) {
+	nodes, ok, err := measured(ctx, m.sem.sess, m.key.kind, m.sem.at.Path, func() ([]*seqnode.Hold, bool, error) {
 		return m.sem.take(ctx, 1, take)
 	})
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	return newHold(ctx, m.key, m.sem.path, m.sem.sess, nodes[0]), true, nil
+	return newHold(ctx, m.key, m.sem.at.Path, m.sem.sess, nodes[0]), true, nil
 }
 
 // Participants lists the holder, then the acquirers waiting, as

@@ -31,17 +31,15 @@ import (
 // theirs, as in Curator). A count below 1 lets nobody in. Like NewSemaphore
 // it does no I/O; Acquire fails if the count node does not exist.
 func NewSharedCountSemaphore(sess *recipes.Session, path, countPath string, opts ...recipes.NodeOption) (*Semaphore, error) {
-	data, err := args.Check(sess, path, opts, ErrInvalid)
-	if err == nil {
-		err = args.Where(sess, countPath, ErrInvalid)
+	var inside error
+	if countPath == path || strings.HasPrefix(countPath, path+"/") {
+		inside = fmt.Errorf("%w: the shared count %s is inside the semaphore's path %s", ErrInvalid, countPath, path)
 	}
-	if err == nil && (countPath == path || strings.HasPrefix(countPath, path+"/")) {
-		err = fmt.Errorf("%w: the shared count %s is inside the semaphore's path %s", ErrInvalid, countPath, path)
-	}
+	at, err := args.Check(sess, path, opts, args.Where(sess, countPath), inside)
 	if err != nil {
 		return nil, err
 	}
-	return newSemaphore(sess, path, 0, zpath.Under(sess.Chroot(), countPath), data), nil
+	return newSemaphore(sess, at, 0, zpath.Under(sess.Chroot(), countPath)), nil
 }
 
 // SetSharedCount sets the shared count at countPath to n, creating the node
@@ -49,7 +47,7 @@ func NewSharedCountSemaphore(sess *recipes.Session, path, countPath string, opts
 // that holds anything but a count (or nothing) is left alone: the error
 // wraps ErrInvalid.
 func SetSharedCount(ctx context.Context, sess *recipes.Session, countPath string, n int) error {
-	if err := args.Where(sess, countPath, ErrInvalid); err != nil {
+	if err := args.Where(sess, countPath); err != nil {
 		return err
 	}
 	if n < -1<<31 || n > 1<<31-1 {
@@ -106,7 +104,7 @@ func (s *Semaphore) leaseSpec(ctx context.Context, n int) (spec seqnode.Spec, st
 		return seqnode.Spec{}, nil, w.explain(err)
 	}
 	if max := w.limit.Load(); n > int(max) && max >= 1 {
-		return seqnode.Spec{}, nil, fmt.Errorf("%w: cannot take %d leases of %s, whose count is %d", ErrInvalid, n, s.path, max)
+		return seqnode.Spec{}, nil, fmt.Errorf("%w: cannot take %d leases of %s, whose count is %d", ErrInvalid, n, s.at.Path, max)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	w.ctx = wctx

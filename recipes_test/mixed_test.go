@@ -134,7 +134,7 @@ func TestRecipesRefuseAPathAnotherUses(t *testing.T) {
 			if err == nil {
 				require.NoError(t, releaseB())
 			}
-			if !errors.Is(err, locks.ErrOtherRecipe) && !errors.Is(err, barriers.ErrOtherRecipe) {
+			if !errors.Is(err, recipes.ErrOtherRecipe) {
 				t.Errorf("a %s at a path where a %s holds: %v, want ErrOtherRecipe", b.name, a.name, err)
 			}
 			assert.Equal(t, before, liveNodes(t, admin, path), "a refused %s after a %s left something behind", b.name, a.name)

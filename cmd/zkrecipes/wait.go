@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zkrecipes/recipes/barriers"
+	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -28,7 +28,7 @@ func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, c
 // session lost).
 func waitFailure(ctx context.Context, what string, err error) error {
 	switch {
-	case errors.Is(err, locks.ErrMaxLeases), errors.Is(err, locks.ErrOtherRecipe), errors.Is(err, barriers.ErrOtherRecipe):
+	case errors.Is(err, locks.ErrMaxLeases), errors.Is(err, recipes.ErrOtherRecipe):
 		return exitError{exitConflict, err}
 	case errors.Is(context.Cause(ctx), errTimedOut):
 		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", what)}

@@ -8,29 +8,33 @@ import (
 	"testing"
 )
 
-var errTestInvalid = errors.New("test: invalid")
+type session struct{ chroot string }
 
-type session struct{}
+func (s *session) Chroot() string { return s.chroot }
 
 type option func(*Options)
 
 func withData(data []byte) option { return func(o *Options) { o.SetData(data) } }
 
 func TestCheck(t *testing.T) {
-	sess := new(session) // only its presence is checked
-	data, err := Check[session, option](sess, "/a/b", nil, errTestInvalid)
-	if err != nil || string(data) != string(DefaultData()) {
-		t.Fatalf("defaults: %q, %v", data, err)
+	sess := &session{chroot: "/app"}
+	tg, err := Check[session, *session, option](sess, "/a/b", nil)
+	if err != nil || string(tg.Data) != string(DefaultData()) || tg.Path != "/a/b" || tg.Dir != "/app/a/b" {
+		t.Fatalf("defaults: %+v, %v", tg, err)
 	}
-	data, err = Check(sess, "/a", []option{withData([]byte{})}, errTestInvalid)
-	if err != nil || data == nil || len(data) != 0 {
-		t.Fatalf("empty data set on purpose: %q, %v", data, err)
+	tg, err = Check(sess, "/a", []option{withData([]byte{})})
+	if err != nil || tg.Data == nil || len(tg.Data) != 0 {
+		t.Fatalf("empty data set on purpose: %q, %v", tg.Data, err)
 	}
 	given := []byte("mine")
-	data, err = Check(sess, "/a", []option{withData(given)}, errTestInvalid)
+	tg, err = Check(sess, "/a", []option{withData(given)})
 	given[0] = 'M'
-	if err != nil || string(data) != "mine" {
-		t.Fatalf("data is not a copy: %q, %v", data, err)
+	if err != nil || string(tg.Data) != "mine" {
+		t.Fatalf("data is not a copy: %q, %v", tg.Data, err)
+	}
+	_, err = Check(sess, "/a", []option(nil), nil, AtLeastOne(0, "a semaphore", "lease"))
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "at least 1 lease") {
+		t.Errorf("the recipe's own check is not reported: %v", err)
 	}
 	for _, c := range []struct {
 		sess *session
@@ -43,8 +47,8 @@ func TestCheck(t *testing.T) {
 		{sess, "/a/", nil, "ends with"},
 		{sess, "/a", make([]byte, MaxDataSize+1), "MaxDataSize"},
 	} {
-		_, err := Check(c.sess, c.path, []option{withData(c.data)}, errTestInvalid)
-		if !errors.Is(err, errTestInvalid) || !strings.Contains(err.Error(), c.want) {
+		_, err := Check(c.sess, c.path, []option{withData(c.data)})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Check(%q, %d bytes) = %v, want %q wrapping the sentinel", c.path, len(c.data), err, c.want)
 		}
 	}
@@ -58,12 +62,12 @@ func TestDefaultDataIsHostAndPid(t *testing.T) {
 }
 
 func TestAtLeastOne(t *testing.T) {
-	if err := AtLeastOne(1, "a semaphore", "lease", errTestInvalid); err != nil {
+	if err := AtLeastOne(1, "a semaphore", "lease"); err != nil {
 		t.Fatalf("1 lease refused: %v", err)
 	}
 	for _, n := range []int{0, -1} {
-		err := AtLeastOne(n, "a semaphore", "lease", errTestInvalid)
-		if !errors.Is(err, errTestInvalid) || !strings.Contains(err.Error(), "a semaphore needs at least 1 lease, not "+strconv.Itoa(n)) {
+		err := AtLeastOne(n, "a semaphore", "lease")
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "a semaphore needs at least 1 lease, not "+strconv.Itoa(n)) {
 			t.Errorf("AtLeastOne(%d) = %v", n, err)
 		}
 	}

@@ -7,6 +7,7 @@ package layout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -79,13 +80,17 @@ func Present(names []string) []Kind {
 	return out
 }
 
-// Check returns an error wrapping other, the caller's sentinel, if any of
-// names, the children of dir, belongs to a recipe other than own. It names
-// the first such child.
-func Check(dir string, names []string, own Kind, other error) error {
+// ErrOtherRecipe is wrapped by Check's errors. The root package exports it
+// as recipes.ErrOtherRecipe, and the recipe packages as theirs.
+var ErrOtherRecipe = errors.New("recipes: path used by another recipe")
+
+// Check returns an error wrapping ErrOtherRecipe if any of names, the
+// children of dir, belongs to a recipe other than own. It names the first
+// such child.
+func Check(dir string, names []string, own Kind) error {
 	for _, n := range names {
 		if k := Of(n); k != None && k != own {
-			return fmt.Errorf("%w: %s has a %s's node %q, and cannot also hold a %s", other, dir, k, n, own)
+			return fmt.Errorf("%w: %s has a %s's node %q, and cannot also hold a %s", ErrOtherRecipe, dir, k, n, own)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package layout
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,16 +30,15 @@ func TestOf(t *testing.T) {
 }
 
 func TestPresentAndCheck(t *testing.T) {
-	errOther := errors.New("test: other recipe")
 	names := []string{"leases", "config", "_c_0b9a4f1e-6c1d-4d5e-9f00-1a2b3c4d5e6f-lock-0000000001", "locks"}
 	assert.Equal(t, []Kind{Mutex, Semaphore}, Present(names))
 	assert.Empty(t, Present([]string{"config"}))
 
-	err := Check("/p", names, Mutex, errOther)
-	assert.ErrorIs(t, err, errOther)
+	err := Check("/p", names, Mutex)
+	assert.ErrorIs(t, err, ErrOtherRecipe)
 	assert.ErrorContains(t, err, `semaphore's node "leases"`)
-	err = Check("/p", names, Semaphore, errOther)
+	err = Check("/p", names, Semaphore)
 	assert.ErrorContains(t, err, "mutex's node")
-	assert.NoError(t, Check("/p", []string{"config", "locks"}, Semaphore, errOther))
-	assert.Error(t, Check("/p", []string{"ready"}, Barrier, errOther))
+	assert.NoError(t, Check("/p", []string{"config", "locks"}, Semaphore))
+	assert.Error(t, Check("/p", []string{"ready"}, Barrier))
 }

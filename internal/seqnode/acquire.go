@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/go-zookeeper/zk"
 
@@ -116,10 +115,10 @@ func TryAcquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, bool
 type turn func(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error)
 
 // acquire creates our node and takes its turn. created, if not nil, is
-// called once, when the first node is created or acquire gives up before.
+// called when a node is created (again after a requeue) and when acquire
+// returns: only its first call counts.
 func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, created func()) (*Hold, error) {
 	if created != nil {
-		created = sync.OnceFunc(created)
 		defer created()
 	}
 	for {

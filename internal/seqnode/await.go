@@ -33,6 +33,32 @@ func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
 	return w
 }
 
+// waiting is the error that ends a wait for this read of our own node at
+// path: errRequeue if it is gone (someone deleted it), the read's error, or
+// nil.
+func (w ownWatch) waiting(path string) error {
+	switch {
+	case errors.Is(w.err, zk.ErrNoNode):
+		return errRequeue
+	case w.err != nil:
+		return fmt.Errorf("watch %s: %w", path, w.err)
+	}
+	return nil
+}
+
+// deleted reads the event of a node's watch: whether the node was deleted,
+// or the error of a watch that stopped (the connection or the session
+// ended). Any other event (a data change) spent the watch.
+func deleted(sess znode.Session, e zk.Event) (bool, error) {
+	switch e.Type {
+	case zk.EventNodeDeleted:
+		return true, nil
+	case zk.EventNotWatching:
+		return false, znode.WatchStopped(sess, e.Err)
+	}
+	return false, nil
+}
+
 // await lists the directory and waits until the predicate says we hold.
 //
 // The first listing also watches the directory: when we hold at once (the
@@ -288,11 +314,8 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, path st
 	_, _, ev, err := znode.GetW(ctx, sess, target)
 	if ownc != nil {
 		o := <-ownc
-		switch {
-		case errors.Is(o.err, zk.ErrNoNode):
-			return false, errRequeue
-		case o.err != nil:
-			return false, fmt.Errorf("watch %s: %w", path, o.err)
+		if err := o.waiting(path); err != nil {
+			return false, err
 		}
 		*own = &o
 		*revoked = bytes.Equal(o.data, RevokeData)
@@ -318,26 +341,18 @@ func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk
 		}
 		select {
 		case e := <-ev:
-			switch e.Type {
-			case zk.EventNodeDeleted:
-				return true, nil
-			case zk.EventNotWatching:
-				return false, znode.WatchStopped(sess, e.Err)
-			}
-			return false, nil
+			return deleted(sess, e)
 		case e := <-ownEvents:
-			switch e.Type {
-			case zk.EventNodeDeleted:
-				return false, errRequeue
-			case zk.EventNotWatching:
-				return false, znode.WatchStopped(sess, e.Err)
+			gone, err := deleted(sess, e)
+			if gone {
+				err = errRequeue // our own node went: someone deleted it
+			}
+			if err != nil {
+				return false, err
 			}
 			*own = watchOwn(ctx, sess, path)
-			switch {
-			case errors.Is(own.err, zk.ErrNoNode):
-				return false, errRequeue
-			case own.err != nil:
-				return false, fmt.Errorf("watch %s: %w", path, own.err)
+			if err := own.waiting(path); err != nil {
+				return false, err
 			}
 			*revoked = *revoked || bytes.Equal(own.data, RevokeData)
 		case <-sess.Done():

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes/internal/znode"
+	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // Errors a Hold ends with. The locks package re-exports them.
@@ -75,6 +76,9 @@ func newHold(sess znode.Session, path string, token int64, events <-chan zk.Even
 
 // Path is the full path of the node that holds the lock.
 func (h *Hold) Path() string { return h.path }
+
+// Name is the name of that node, without its directory.
+func (h *Hold) Name() string { return zpath.Base(h.path) }
 
 // Token returns the fencing token: a zxid no earlier than the one that
 // created the node (that one, or the directory's pzxid from the listing that

@@ -91,12 +91,11 @@ func joinLocal(k localKey, wait bool) <-chan struct{} {
 }
 
 // createdLocal records that the goroutine of turn has created its node (or
-// failed to): the next turn may be given.
+// failed to): the next turn may be given. Calls after the first do nothing.
 func createdLocal(k localKey, turn <-chan struct{}) {
 	locals.Lock()
 	defer locals.Unlock()
-	q := locals.m[k]
-	if q.creating == turn {
+	if q := locals.m[k]; q != nil && q.creating == turn {
 		q.creating = nil
 		q.giveLocked()
 	}

@@ -86,6 +86,13 @@ func Parse(name string, prefixes ...string) Node {
 	return n
 }
 
+// SequenceOf returns what ZooKeeper appended to name after the last
+// occurrence of prefix: its sequence, as printed. A downgrade's read node
+// takes its write node's (Spec.Sequence).
+func SequenceOf(name, prefix string) string {
+	return name[strings.LastIndex(name, prefix)+len(prefix):]
+}
+
 // ParseAll parses every name and returns the nodes in lock order (see Sort).
 func ParseAll(names []string, prefixes ...string) []Node {
 	nodes := make([]Node, len(names))
