@@ -78,13 +78,29 @@ func (o options) check() error {
 			return err
 		}
 	}
+	var granted int32
 	for _, a := range o.acl {
 		if err := checkACL(a); err != nil {
 			return err
 		}
+		granted |= a.Perms
+	}
+	if o.aclSet {
+		for _, p := range recipePerms {
+			if granted&p.perm == 0 {
+				return fmt.Errorf("%w: the ACL grants nobody %s permission, which every recipe needs on the nodes it makes (to list, create and delete their children)", ErrInvalid, p.name)
+			}
+		}
 	}
 	return nil
 }
+
+// recipePerms are the permissions some identity needs on every node a recipe
+// makes: the recipes list, create and delete their children.
+var recipePerms = []struct {
+	perm int32
+	name string
+}{{zk.PermRead, "read"}, {zk.PermCreate, "create"}, {zk.PermDelete, "delete"}}
 
 func (c authCreds) check() error {
 	switch {
@@ -220,7 +236,9 @@ func WithAuth(scheme, credentials string) Option {
 // own identities (WithAuth) and to no one else: a client without the
 // credentials can then neither join, inspect nor delete them. The slice is
 // copied. An ACL applies to the nodes created from then on; existing parents
-// keep theirs. Default: OpenACL, Curator's default.
+// keep theirs. An ACL that grants nobody read, create or delete is refused
+// with ErrInvalid: the recipes need all three on the nodes they make.
+// Default: OpenACL, Curator's default.
 func WithACL(acl []zk.ACL) Option {
 	acl = slices.Clone(acl)
 	return func(o *options) { o.acl, o.aclSet = acl, true }

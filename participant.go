@@ -7,6 +7,12 @@ import "time"
 // recipe packages list them in queue order (see locks.Inspect,
 // barriers.Inspect and each recipe's Participants), and decide Holds and
 // Waits by the recipe's own rule, the one its acquirers apply.
+//
+// A semaphore's lease that waits waits for any lease to go, so it has no
+// Waits. An acquirer queued at a semaphore's gate waits for the gate node
+// ahead; the first one in line waits for the acquirer that waits for a
+// lease, whose gate node is not listed, so its Waits is that acquirer's
+// lease node.
 type Participant struct {
 	Path    string    // the node's full path; locks.Revoke takes it
 	Kind    Kind      // what the node is: KindMutex, KindRead, ...
@@ -15,7 +21,7 @@ type Participant struct {
 	Token   int64     // the zxid that created it: its fencing token once it holds
 	Session int64     // the ZooKeeper session that owns it (0 if not ephemeral)
 	Holds   bool      // it holds the lock or lease; false for barrier members
-	Waits   string    // the full path of the node it waits to see gone, if it waits for one
+	Waits   string    // the full path of the node it waits to see gone, if it waits for one (see below)
 	Revoked bool      // someone asked its holder to let go (locks.Revoke), over its Data
 }
 

@@ -146,6 +146,16 @@ func semaphoreParticipants(ctx context.Context, sess *recipes.Session, path stri
 		return nil, err
 	}
 	if len(gate) > 1 {
+		// The gate's first node is that of the acquirer waiting for a
+		// lease, whose lease node is listed already: the next at the gate
+		// waits for that acquirer, so it is shown waiting for its lease
+		// node, found by its session.
+		for i := len(leases) - 1; i >= 0; i-- {
+			if leases[i].Session == gate[0].Session {
+				gate[1].Waits = leases[i].Path
+				break
+			}
+		}
 		for _, p := range gate[1:] {
 			p.Kind = recipes.KindLease
 			leases = append(leases, p)

@@ -133,6 +133,8 @@ func TestAuthAndACLBadInput(t *testing.T) {
 		"ACL with no scheme":        {recipes.WithACL([]zk.ACL{{Perms: zk.PermAll}})},
 		"world but not anyone":      {recipes.WithACL([]zk.ACL{{Perms: zk.PermAll, Scheme: "world", ID: "someone"}})},
 		"creator-only, no identity": {recipes.WithACL(recipes.CreatorOnly())},
+		"nobody may create":         {recipes.WithACL([]zk.ACL{{Perms: zk.PermAll &^ zk.PermCreate, Scheme: "world", ID: "anyone"}})},
+		"nobody may delete":         {recipes.WithACL([]zk.ACL{{Perms: zk.PermRead | zk.PermCreate, Scheme: "world", ID: "anyone"}})},
 	} {
 		_, err := recipes.Connect(bg(), zktest.ServersT(t), append(opts, dialer)...)
 		assert.ErrorIs(t, err, recipes.ErrInvalid, name)

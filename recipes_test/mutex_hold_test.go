@@ -118,8 +118,8 @@ func TestMutexRevocation(t *testing.T) {
 
 // TestHoldOutlivesAcquireDeadline: the context given to Lock bounds only
 // the wait. Taken with a 200 ms deadline and kept for a second, the lock is
-// still held (another session's TryLock fails) and the hold's context still
-// live; it ends on loss (someone deletes the node) and on release. Cancelling
+// still held (another session's TryLock fails), the hold's context still
+// live and re-entrant; it ends on loss (someone deletes the node) and on release. Cancelling
 // the acquisition context after the acquire does not end it either.
 func TestHoldOutlivesAcquireDeadline(t *testing.T) {
 	t.Parallel()
@@ -146,9 +146,17 @@ func TestHoldOutlivesAcquireDeadline(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "another session took the lock past the first one's acquisition deadline")
 
-	// Loss still cancels it.
+	// Reentrancy through the hold's context works past the deadline: the
+	// same Hold again, with no second node, and one Release per Lock.
+	again, err := m.Lock(h.Context())
+	require.NoError(t, err)
+	assert.Same(t, h, again, "re-entry past the acquisition deadline")
 	nodes := children(t, admin, path)
-	require.Len(t, nodes, 1)
+	require.Len(t, nodes, 1, "re-entry created a node")
+	require.NoError(t, again.Release(bg()))
+	require.NoError(t, h.Context().Err(), "the inner Release ended the hold")
+
+	// Loss still cancels it.
 	require.NoError(t, admin.Delete(path+"/"+nodes[0], -1))
 	<-h.Context().Done()
 	assert.ErrorIs(t, context.Cause(h.Context()), locks.ErrLockLost)

@@ -61,6 +61,7 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--acl", "", "lock", path, "--", "true"}, "is empty"},
 		{[]string{"--acl", "world:someone:r", "lock", path, "--", "true"}, "the world scheme's only id is anyone"},
 		{[]string{"--acl", "creator", "lock", path, "--", "true"}, "has none (WithAuth)"},
+		{[]string{"--acl", "world:anyone:r,ip:127.0.0.1:w", "lock", path, "--", "true"}, "grants nobody create permission"},
 	} {
 		code, _, stderr := zkrecipes(t, c.args...)
 		assert.Equal(t, 64, code, "%q: %s", c.args, stderr)

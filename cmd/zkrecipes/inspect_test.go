@@ -2,10 +2,12 @@ package main_test
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"regexp"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -51,6 +53,24 @@ func inspectBoth(t *testing.T, path string) (string, inspectedPath) {
 		assert.InDelta(t, n.Age, math.Round(n.Age*1000)/1000, 1e-9, "age_seconds to the millisecond")
 	}
 	return text, in
+}
+
+// emptyLayout makes path, below root, with the given children: empty
+// container nodes, as a client that leaves Curator's empty layout behind
+// would. They are deleted at the end of the (sub)test.
+func emptyLayout(t *testing.T, admin *zk.Conn, root, path string, children ...string) {
+	t.Helper()
+	nodes := []string{root, path}
+	for _, c := range children {
+		nodes = append(nodes, path+"/"+c)
+	}
+	for _, p := range nodes {
+		_, err := admin.CreateContainer(p, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+		if !errors.Is(err, zk.ErrNodeExists) {
+			require.NoError(t, err)
+		}
+	}
+	t.Cleanup(func() { assert.NoError(t, zktest.DeleteTree(admin, path)) })
 }
 
 // age is how inspect prints an age: 100ms, 1.5s, 2m3s.
@@ -122,6 +142,19 @@ func TestInspectEveryLayout(t *testing.T) {
 		assert.Equal(t, []string{"lease", "lease-1"}, []string{in.Holders[0].Kind, in.Holders[0].Data})
 		assert.Equal(t, []string{"lease", "lease-2"}, []string{in.Waiters[0].Kind, in.Waiters[0].Data})
 		assert.Contains(t, text, path+": semaphore, 1 leases, held by lease-1 for ")
+
+		// A third waits at the gate, behind lease-2, which waits for a
+		// lease holding the gate.
+		start(t, "semaphore", path, "--leases", "1", "--data", "lease-3", "--", "sleep", "30")
+		waitNodes(t, admin, path+"/locks", 2)
+		text, in = inspectBoth(t, path)
+		require.Len(t, in.Holders, 1)
+		require.Len(t, in.Waiters, 2)
+		h, w1, w2 := in.Holders[0], in.Waiters[0], in.Waiters[1]
+		assert.Equal(t, []string{"lease-1", "lease-2", "lease-3"}, []string{h.Data, w1.Data, w2.Data})
+		assert.Empty(t, w1.WaitsFor, "a lease waits for any lease, not one node")
+		assert.Equal(t, w1.Node, w2.WaitsFor, "the first at the gate waits for the acquirer that waits for a lease")
+		assert.Regexp(t, `waiter 2 lease lease-3, waiting `+age+` for `+regexp.QuoteMeta(w1.Node), text)
 	})
 
 	t.Run("semaphore mutex", func(t *testing.T) {
@@ -135,6 +168,36 @@ func TestInspectEveryLayout(t *testing.T) {
 		assert.Empty(t, in.Waiters)
 		assert.True(t, in.Holders[0].Holds)
 		assert.Contains(t, text, "held by only for ")
+	})
+
+	t.Run("free semaphore", func(t *testing.T) {
+		// Curator's semaphore leaves its empty gate and lease containers.
+		path := root + "/free"
+		emptyLayout(t, admin, root, path, "locks", "leases")
+		text, in := inspectBoth(t, path)
+		assert.Equal(t, inspectedPath{Path: path, Type: "semaphore", Holders: []inspectedNode{}, Waiters: []inspectedNode{}}, in)
+		assert.Equal(t, path+": semaphore, free\n", text)
+	})
+
+	t.Run("a path no recipe uses", func(t *testing.T) {
+		path := root + "/plain"
+		emptyLayout(t, admin, root, path, "config")
+		text, in := inspectBoth(t, path)
+		assert.Equal(t, inspectedPath{Path: path, Type: "none", Holders: []inspectedNode{}, Waiters: []inspectedNode{}}, in)
+		assert.Equal(t, path+": free (no recipe's nodes under it)\n", text)
+	})
+
+	t.Run("open double barrier", func(t *testing.T) {
+		path := root + "/db-open"
+		start(t, "double-barrier", path, "--members", "2", "--data", "m1", "--", "sleep", "30")
+		start(t, "double-barrier", path, "--members", "2", "--data", "m2", "--", "sleep", "30")
+		eventually(t, func() bool { ok, _, err := admin.Exists(path + "/ready"); return err == nil && ok })
+		text, in := inspectBoth(t, path)
+		assert.Equal(t, "double-barrier", in.Type)
+		assert.True(t, in.Open)
+		require.Len(t, in.Members, 2)
+		assert.ElementsMatch(t, []string{"m1", "m2"}, []string{in.Members[0].Data, in.Members[1].Data})
+		assert.Contains(t, text, path+": double barrier, open, 2 members\n")
 	})
 
 	t.Run("barrier", func(t *testing.T) {
