@@ -104,6 +104,24 @@ func WithServer(m TestingM) TestingM {
 	return serverMain{m: m}
 }
 
+// ForExamples is WithServer for a package whose examples read ZK_SERVERS,
+// as a user's program would: it sets it to the shared servers (starting one
+// unless it names some), so that the examples read as code to paste. A
+// server that cannot start ends the process.
+//
+//	func TestMain(m *testing.M) {
+//		goleak.VerifyTestMain(zktest.ForExamples(m))
+//	}
+func ForExamples(m TestingM) TestingM {
+	servers, err := Shared()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(ServersEnv, strings.Join(servers, ","))
+	return WithServer(m)
+}
+
 // RunMain runs the tests of m with a shared server (see Shared), stops the
 // server and exits with the tests' exit code. Call it from TestMain:
 //

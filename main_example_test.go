@@ -1,0 +1,14 @@
+package recipes_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/recipes/internal/zktest"
+)
+
+// TestMain starts ZooKeeper for the examples, unless ZK_SERVERS names one.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(zktest.ForExamples(m))
+}
