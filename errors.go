@@ -24,10 +24,11 @@ var (
 	// ErrClosed means Close was called on the session.
 	ErrClosed = errors.New("recipes: session closed")
 
-	// ErrInvalid is wrapped by every error for bad arguments, here and in
-	// the recipe packages: servers, options, a missing connection, a
-	// malformed path, a count below 1, data too large, a nil session.
-	// Nothing is created.
+	// ErrInvalid is wrapped by every error for bad arguments to Connect,
+	// NewSession and the recipe packages: servers, options, a missing
+	// connection, a malformed path, a count below 1, data too large, a nil
+	// session. Nothing is created. (ValidatePath's own errors do not wrap
+	// it; a constructor's error for the same path does.)
 	ErrInvalid = args.ErrInvalid
 
 	// ErrOtherRecipe is wrapped by the error of a recipe whose path another

@@ -88,19 +88,20 @@ func (o options) check() error {
 	if o.aclSet {
 		for _, p := range recipePerms {
 			if granted&p.perm == 0 {
-				return fmt.Errorf("%w: the ACL grants nobody %s permission, which every recipe needs on the nodes it makes (to list, create and delete their children)", ErrInvalid, p.name)
+				return fmt.Errorf("%w: the ACL grants nobody %s permission, which the recipes need on the nodes they make (to list, create and delete their children, and to write a revocation or a semaphore's maximum)", ErrInvalid, p.name)
 			}
 		}
 	}
 	return nil
 }
 
-// recipePerms are the permissions some identity needs on every node a recipe
-// makes: the recipes list, create and delete their children.
+// recipePerms are the permissions some identity needs on the nodes the
+// recipes make: they list, create and delete their children, and write a
+// revocation request (locks.Revoke) or a semaphore's maximum.
 var recipePerms = []struct {
 	perm int32
 	name string
-}{{zk.PermRead, "read"}, {zk.PermCreate, "create"}, {zk.PermDelete, "delete"}}
+}{{zk.PermRead, "read"}, {zk.PermWrite, "write"}, {zk.PermCreate, "create"}, {zk.PermDelete, "delete"}}
 
 func (c authCreds) check() error {
 	switch {
@@ -236,8 +237,9 @@ func WithAuth(scheme, credentials string) Option {
 // own identities (WithAuth) and to no one else: a client without the
 // credentials can then neither join, inspect nor delete them. The slice is
 // copied. An ACL applies to the nodes created from then on; existing parents
-// keep theirs. An ACL that grants nobody read, create or delete is refused
-// with ErrInvalid: the recipes need all three on the nodes they make.
+// keep theirs. An ACL whose entries together grant nobody read, write,
+// create or delete is refused with ErrInvalid: the recipes need all four on
+// the nodes they make (admin is not needed).
 // Default: OpenACL, Curator's default.
 func WithACL(acl []zk.ACL) Option {
 	acl = slices.Clone(acl)

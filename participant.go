@@ -9,10 +9,10 @@ import "time"
 // Waits by the recipe's own rule, the one its acquirers apply.
 //
 // A semaphore's lease that waits waits for any lease to go, so it has no
-// Waits. An acquirer queued at a semaphore's gate waits for the gate node
-// ahead; the first one in line waits for the acquirer that waits for a
-// lease, whose gate node is not listed, so its Waits is that acquirer's
-// lease node.
+// Waits. The acquirer that holds a semaphore's gate is listed by its lease
+// node once it has one (its gate node is then not listed), and those queued
+// behind it by their gate nodes: the first waits for that lease node, each
+// other for the gate node ahead of it.
 type Participant struct {
 	Path    string    // the node's full path; locks.Revoke takes it
 	Kind    Kind      // what the node is: KindMutex, KindRead, ...

@@ -134,8 +134,7 @@ func leaseRule(max int) seqnode.Rule {
 }
 
 // semaphoreParticipants lists the leases (the first max hold; every one if
-// max is 0) and then the acquirers queued at the gate behind the one that
-// waits for a lease, whose lease node is already listed.
+// max is 0) and then the acquirers at the gate (see withGate).
 func semaphoreParticipants(ctx context.Context, sess *recipes.Session, path string, max int) ([]Participant, error) {
 	leases, err := participants(ctx, sess, zpath.Join(path, semaphoreLeases), leaseRule(max), leaseLockName)
 	if err != nil {
@@ -145,21 +144,31 @@ func semaphoreParticipants(ctx context.Context, sess *recipes.Session, path stri
 	if err != nil {
 		return nil, err
 	}
-	if len(gate) > 1 {
-		// The gate's first node is that of the acquirer waiting for a
-		// lease, whose lease node is listed already: the next at the gate
-		// waits for that acquirer, so it is shown waiting for its lease
-		// node, found by its session.
-		for i := len(leases) - 1; i >= 0; i-- {
-			if leases[i].Session == gate[0].Session {
-				gate[1].Waits = leases[i].Path
-				break
-			}
-		}
-		for _, p := range gate[1:] {
-			p.Kind = recipes.KindLease
-			leases = append(leases, p)
-		}
+	return withGate(leases, gate), nil
+}
+
+// withGate appends to leases the acquirers at the gate, as waiting leases.
+// The gate's first node is the acquirer that holds the gate. Once it has
+// created its lease node, that is the newest lease, of the same session and
+// newer than its gate node: it is listed by that lease, and the next at the
+// gate waits for it. Until then it is listed by its gate node, waiting for
+// no node in particular. Every other acquirer at the gate waits for the gate
+// node ahead of it, which is listed.
+func withGate(leases, gate []Participant) []Participant {
+	if len(gate) == 0 {
+		return leases
 	}
-	return leases, nil
+	if n := len(leases); n > 0 && leases[n-1].Session == gate[0].Session && leases[n-1].Token > gate[0].Token {
+		if len(gate) > 1 {
+			gate[1].Waits = leases[n-1].Path
+		}
+		gate = gate[1:]
+	} else {
+		gate[0].Holds, gate[0].Waits = false, ""
+	}
+	for _, p := range gate {
+		p.Kind = recipes.KindLease
+		leases = append(leases, p)
+	}
+	return leases
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
@@ -52,5 +53,55 @@ func TestParticipantRules(t *testing.T) {
 		{"leases: none recorded, all hold", "L L L", leaseRule(0), "H H H"},
 	} {
 		assert.Equal(t, c.want, decideAll(c.listing, c.rule), c.name)
+	}
+}
+
+// TestWithGate: who the acquirers at a semaphore's gate are listed as, and
+// whom they wait for, whether or not the gate's holder has created its lease
+// yet, also when its session holds other leases.
+func TestWithGate(t *testing.T) {
+	lease := func(path string, session, token int64, holds bool) Participant {
+		return Participant{Path: path, Kind: recipes.KindLease, Session: session, Token: token, Holds: holds}
+	}
+	gateNode := func(path string, session, token int64, holds bool, waits string) Participant {
+		return Participant{Path: path, Kind: recipes.KindMutex, Session: session, Token: token, Holds: holds, Waits: waits}
+	}
+	type row struct {
+		path, waits string
+		holds       bool
+	}
+	rows := func(ps []Participant) []row {
+		var out []row
+		for _, p := range ps {
+			assert.Equal(t, recipes.KindLease, p.Kind, p.Path)
+			out = append(out, row{p.Path, p.Waits, p.Holds})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name         string
+		leases, gate []Participant
+		want         []row
+	}{{
+		name:   "nobody at the gate",
+		leases: []Participant{lease("/l/1", 1, 10, true)},
+		want:   []row{{"/l/1", "", true}},
+	}, {
+		name:   "the gate's holder waits for a lease: the next waits for that lease",
+		leases: []Participant{lease("/l/1", 1, 10, true), lease("/l/2", 2, 21, false)},
+		gate:   []Participant{gateNode("/g/2", 2, 20, true, ""), gateNode("/g/3", 3, 30, false, "/g/2"), gateNode("/g/4", 4, 40, false, "/g/3")},
+		want:   []row{{"/l/1", "", true}, {"/l/2", "", false}, {"/g/3", "/l/2", false}, {"/g/4", "/g/3", false}},
+	}, {
+		name:   "the gate's holder has no lease yet, its session holds an older one",
+		leases: []Participant{lease("/l/1", 2, 10, true), lease("/l/2", 5, 15, true)},
+		gate:   []Participant{gateNode("/g/2", 2, 20, true, ""), gateNode("/g/3", 3, 30, false, "/g/2")},
+		want:   []row{{"/l/1", "", true}, {"/l/2", "", true}, {"/g/2", "", false}, {"/g/3", "/g/2", false}},
+	}, {
+		name:   "the newest lease is its session's, but older than its gate node",
+		leases: []Participant{lease("/l/1", 2, 10, true)},
+		gate:   []Participant{gateNode("/g/2", 2, 20, true, "")},
+		want:   []row{{"/l/1", "", true}, {"/g/2", "", false}},
+	}} {
+		assert.Equal(t, c.want, rows(withGate(c.leases, c.gate)), c.name)
 	}
 }

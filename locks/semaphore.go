@@ -274,8 +274,10 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 
 // Participants lists the leases in the order they were created (the first
 // MaxLeases hold; a newer one is the acquirer waiting for a lease), then the
-// acquirers queued at the gate behind it, each waiting for the gate node
-// ahead of it. All have Kind KindLease.
+// acquirers at the gate, by their gate nodes: the one holding the gate if it
+// has not created its lease yet, then those queued behind it, the first
+// waiting for the lease (or gate node) of the one holding the gate, each
+// other for the gate node ahead of it. All have Kind KindLease.
 func (s *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 	return semaphoreParticipants(ctx, s.sess, s.at.Dir, s.MaxLeases())
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os/exec"
 	"regexp"
+	"syscall"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -189,8 +191,23 @@ func TestInspectEveryLayout(t *testing.T) {
 
 	t.Run("open double barrier", func(t *testing.T) {
 		path := root + "/db-open"
-		start(t, "double-barrier", path, "--members", "2", "--data", "m1", "--", "sleep", "30")
-		start(t, "double-barrier", path, "--members", "2", "--data", "m2", "--", "sleep", "30")
+		members := []*exec.Cmd{
+			command(t, "double-barrier", path, "--members", "2", "--data", "m1", "--", "sleep", "30"),
+			command(t, "double-barrier", path, "--members", "2", "--data", "m2", "--", "sleep", "30"),
+		}
+		for _, p := range members {
+			require.NoError(t, p.Start())
+		}
+		t.Cleanup(func() {
+			// Both at once: stopped one after the other, the first would
+			// wait in Leave for the second until its command ended.
+			for _, p := range members {
+				_ = p.Process.Signal(syscall.SIGTERM)
+			}
+			for _, p := range members {
+				_ = p.Wait()
+			}
+		})
 		eventually(t, func() bool { ok, _, err := admin.Exists(path + "/ready"); return err == nil && ok })
 		text, in := inspectBoth(t, path)
 		assert.Equal(t, "double-barrier", in.Type)

@@ -91,6 +91,9 @@ func Check[S any, P Session[S], O ~func(*Options)](sess P, path string, opts []O
 	if err := Where(sess, path); err != nil {
 		return Target{}, err
 	}
+	if o.dataSet && len(o.data) > MaxDataSize {
+		return Target{}, fmt.Errorf("%w: node data is %d bytes, more than MaxDataSize (%d)", ErrInvalid, len(o.data), MaxDataSize)
+	}
 	for _, err := range more {
 		if err != nil {
 			return Target{}, err
@@ -98,9 +101,6 @@ func Check[S any, P Session[S], O ~func(*Options)](sess P, path string, opts []O
 	}
 	t := Target{Path: path, Dir: zpath.Under(sess.Chroot(), path), Data: DefaultData()}
 	if o.dataSet {
-		if len(o.data) > MaxDataSize {
-			return Target{}, fmt.Errorf("%w: node data is %d bytes, more than MaxDataSize (%d)", ErrInvalid, len(o.data), MaxDataSize)
-		}
 		// A copy, as Curator makes (CURATOR-140): the caller may reuse its
 		// buffer, and every node the recipe creates must carry what was given.
 		t.Data = bytes.Clone(o.data)

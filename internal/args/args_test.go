@@ -36,6 +36,10 @@ func TestCheck(t *testing.T) {
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "at least 1 lease") {
 		t.Errorf("the recipe's own check is not reported: %v", err)
 	}
+	_, err = Check(sess, "/a", []option{withData(make([]byte, MaxDataSize+1))}, AtLeastOne(0, "a semaphore", "lease"))
+	if !strings.Contains(err.Error(), "MaxDataSize") {
+		t.Errorf("the common checks come before the recipe's own: %v", err)
+	}
 	for _, c := range []struct {
 		sess *session
 		path string

@@ -124,8 +124,9 @@ func leaveLocal(k localKey, turn <-chan struct{}) {
 
 // inLocalTurn runs take once this goroutine's local turn has come (at once
 // for a TryAcquire, which gives up with errBusy if the turn does not come at
-// once). take calls created once its node is created, or it has given up
-// creating one. The turn is handed on when the Hold take returns ends, or at
+// once). take calls created when its node is created, or when it has given
+// up creating one; it may call it again (after a requeue), and only the
+// first call counts. The turn is handed on when the Hold take returns ends, or at
 // once if take fails.
 func inLocalTurn(ctx context.Context, sess znode.Session, spec Spec, wait bool, take func(created func()) (*Hold, error)) (*Hold, error) {
 	k := localKey{sess: sess, dir: spec.Dir, prefix: spec.Prefix}
