@@ -27,6 +27,7 @@ const (
 	zkLockName     = "BenchmarkUncontended/zk.Lock"
 	contMutexName  = "BenchmarkContended/mutex"
 	contZKLockName = "BenchmarkContended/zk.Lock"
+	contFloorName  = "BenchmarkContended/floor"
 	contCurator    = "BenchmarkContendedCurator"
 	rwName         = "BenchmarkReadHeavy/rwmutex"
 	rwCurator      = "BenchmarkReadHeavy/curator"
@@ -223,6 +224,14 @@ func (r *results) printRatios(w io.Writer) {
 		v, ok := r.ratio(contMutexName, contZKLockName, "handoffs/s")
 		printRatio(w, "contended mutex/zk.Lock handoffs/s", v, ok,
 			fmt.Sprintf(">= %.2f", minContendedRatio), v >= minContendedRatio)
+	}
+	if r.has(contFloorName, contZKLockName) {
+		// Not a target of ours: whether a perfect hand-off would meet the
+		// contended one. If it would not, no safe lock can, in this mode on
+		// this machine.
+		v, ok := r.ratio(contFloorName, contZKLockName, "handoffs/s")
+		printRatio(w, "contended perfect hand-off/zk.Lock handoffs/s", v, ok,
+			fmt.Sprintf(">= %.2f for the target to be reachable", minContendedRatio), v >= minContendedRatio)
 	}
 	if r.has(contMutexName, contCurator) {
 		v, ok := r.ratio(contMutexName, contCurator, "handoffs/s")
