@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,17 @@ type warmedUp struct{ m *testing.M }
 // benchstat and bench/ratio use to keep the results of the two modes apart.
 func (w warmedUp) Run() int {
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		if os.Getenv(zktest.ServersEnv) == "" {
+			// A server that syncs its log to disk before it acknowledges a
+			// write, as a production one does (the tests' server does not).
+			s, err := zktest.Start(zktest.WithConfig("forceSync", "yes"), zktest.WithSystemProperty("zookeeper.forceSync", "yes"))
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench: start ZooKeeper: %v\n", err)
+				return 1
+			}
+			defer s.Close()
+			os.Setenv(zktest.ServersEnv, strings.Join(s.Servers(), ","))
+		}
 		fmt.Printf("delay: %v\n", netDelay)
 		if err := warmUp(warmUpTime); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: warm-up: %v\n", err)

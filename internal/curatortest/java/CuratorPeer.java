@@ -459,6 +459,11 @@ public final class CuratorPeer {
                 t.setDaemon(true);
                 if (last) {
                     while (childCount(clients.get(0), path) < n - 1) {
+                        if (failure.get() != null) {
+                            // A member that failed left no node: say why
+                            // instead of waiting for it forever.
+                            throw new Exception("double barrier member failed", failure.get());
+                        }
                         Thread.sleep(1);
                     }
                     long start = System.nanoTime();
