@@ -140,6 +140,11 @@ func ExampleWithSlog() {
 		log.Fatal(err)
 	}
 	<-h.Done()
+	// The holder is told first (Done, its Context); the record follows, and
+	// Release, which reports the loss, returns once it is written.
+	if err := h.Release(ctx); !errors.Is(err, locks.ErrLockLost) {
+		log.Fatal(err)
+	}
 	// So is the end of the session.
 	if err := sess.Close(); err != nil {
 		log.Fatal(err)
