@@ -94,7 +94,13 @@ func BenchmarkDoubleBarrier(b *testing.B) {
 		b.ReportMetric(float64(lastReqs)/float64(b.N), "last-reqs")
 	})
 	b.Run("curator", func(b *testing.B) {
-		_, root := newRoot(b)
+		admin, root := newRoot(b)
+		// Persistent: as a container it is reaped once empty between
+		// rounds, and Curator's creatingParentContainersIfNeeded fails a
+		// member with NoNode when that happens between its creating the
+		// parents and its node (the harness reaps every 100 ms).
+		ensurePersistent(b, admin, root)
+		removeAtEnd(b, admin, root)
 		peer := curatortest.EnsureT(b)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
