@@ -44,7 +44,7 @@ func NewMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*
 
 // mutexSpec describes a Mutex's node; a Semaphore's gate is one too.
 func mutexSpec(path string, data []byte) seqnode.Spec {
-	return seqnode.Spec{Dir: path, Prefix: mutexLockName, Data: data, Holds: seqnode.FirstN(1), Local: true, Refuse: refuseOthers(path, layout.Mutex)}
+	return seqnode.Spec{Dir: path, Prefix: mutexLockName, Data: data, Holds: seqnode.FirstN(1), Local: true, Mark: true, Refuse: refuseOthers(path, layout.Mutex)}
 }
 
 // refuseOthers returns the engine's check that no other recipe uses path.

@@ -192,10 +192,14 @@ func TestMutexTimeoutAndCancelLeaveNoNode(t *testing.T) {
 // TestMutexFIFOAndOneWakeupPerRelease queues 50 waiters, each on its own
 // session, and checks that they are served in queue order and that each
 // release wakes exactly one of them: no other waiting session sends a single
-// request (a woken waiter would at least re-read), and the notifications the
-// waiting sessions receive add up to one per release, plus at most one for the
-// last waiter to join (the directory watch of its first listing, which fires
-// once and wakes nothing).
+// request (a woken waiter would at least re-read) or receives a notification.
+// The one it wakes takes the lock with no request at all: the first waiter
+// was second in line when it listed, and each later one learns from the
+// release's mark that the node ahead of it held (seqnode/marks.go). Its
+// notifications are that node's deletion and, but for the first, the mark's,
+// both from the release's one transaction; the last waiter to join may also
+// get the directory watch of its first listing, which fires once and wakes
+// nothing.
 func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
@@ -259,6 +263,8 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		require.Equal(t, next, a.who, "served out of queue order")
+		woken := proxies[next].Traffic().Sub(before[next])
+		require.Zero(t, woken.Requests, "release %d: the next waiter read before it held", next)
 		// ZooKeeper sends a session's notifications before the replies
 		// to its later requests, so after a flush every notification the
 		// release caused has arrived.
@@ -266,14 +272,18 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 			flush(i)
 			d := proxies[i].Traffic().Sub(before[i])
 			require.Equal(t, int64(1), d.Requests, "release %d woke waiter %d too", next, i)
+			if i < waiters-1 {
+				require.Zero(t, d.WatchEvents, "release %d notified waiter %d", next, i)
+			}
 			events += d.WatchEvents
 		}
-		events += proxies[next].Traffic().Sub(before[next]).WatchEvents
+		events += woken.WatchEvents
 		held = a.held
 	}
 	release(held)
-	assert.LessOrEqual(t, events, int64(waiters+1), "notifications to waiting sessions")
-	assert.GreaterOrEqual(t, events, int64(waiters))
+	// One deletion per release, and a mark for each but the first.
+	assert.LessOrEqual(t, events, int64(2*waiters-1+1), "notifications to waiting sessions")
+	assert.GreaterOrEqual(t, events, int64(2*waiters-1))
 	assert.Empty(t, children(t, admin, path))
 }
 

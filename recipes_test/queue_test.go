@@ -3,7 +3,10 @@ package recipes_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +19,7 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -245,4 +249,121 @@ func TestQueueAcrossSessions(t *testing.T) {
 	done.Wait()
 	assert.IsIncreasing(t, g.order, "served out of order")
 	eventually(t, "the expired sessions' nodes to go", func() bool { return len(children(t, admin, path)) == 0 })
+}
+
+// watchedBy reports whether the session with id watches path, by the
+// server's "wchp" four-letter word.
+func watchedBy(t *testing.T, path string, id int64) bool {
+	t.Helper()
+	out, err := zktest.FourLetterWord(zktest.ServersT(t)[0], "wchp", time.Second)
+	require.NoError(t, err)
+	want := fmt.Sprintf("0x%x", id)
+	in := false
+	for line := range strings.SplitSeq(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "/"):
+			in = line == path
+		case in && strings.TrimSpace(line) == want:
+			return true
+		}
+	}
+	return false
+}
+
+// marksWatched reports whether any session watches a release mark.
+func marksWatched(t *testing.T) bool {
+	t.Helper()
+	out, err := zktest.FourLetterWord(zktest.ServersT(t)[0], "wchp", time.Second)
+	require.NoError(t, err)
+	return strings.Contains(out, ".released\n")
+}
+
+// inQueueOrder returns the full paths of path's lock nodes, oldest first.
+func inQueueOrder(t *testing.T, admin *zk.Conn, path string) []string {
+	t.Helper()
+	names := children(t, admin, path)
+	slices.SortFunc(names, func(a, b string) int { return strings.Compare(a[len(a)-10:], b[len(b)-10:]) })
+	for i, n := range names {
+		names[i] = path + "/" + n
+	}
+	return names
+}
+
+// TestMarkedHandOffTrustsOnlyAHolder: a waiter that was not second in line
+// holds at a deletion with no read only when the release marked it
+// (seqnode/marks.go). A waiter ahead whose session expires, or that gives
+// up, marks nothing, and the one behind does not hold while the holder
+// still does; no mark's watch is left behind in any session.
+func TestMarkedHandOffTrustsOnlyAHolder(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	first, err := newMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+
+	type result struct {
+		hold *locks.Hold
+		err  error
+	}
+	start := func(s *recipes.Session, ctx context.Context, queued int) <-chan result {
+		ch := make(chan result, 1)
+		go func() {
+			h, err := newMutex(t, s, path).Lock(ctx)
+			ch <- result{h, err}
+		}()
+		waitQueued(t, admin, path, queued)
+		return ch
+	}
+	notYet := func(who string, ch <-chan result) {
+		select {
+		case r := <-ch:
+			t.Fatalf("%s took the lock while another held it (err %v)", who, r.err)
+		default:
+		}
+	}
+	sa, pa := connectCounted(t)
+	start(sa, bg(), 2) // second in line: it would hold at the holder's delete
+	sb, pb := connectCounted(t)
+	b := start(sb, bg(), 3)
+	ctxC, cancelC := context.WithCancel(bg())
+	defer cancelC()
+	sc := connect(t)
+	c := start(sc, ctxC, 4)
+	nodes := inQueueOrder(t, admin, path) // holder, A, B, C
+	eventually(t, "B and C to watch the marks of the nodes ahead", func() bool {
+		return watchedBy(t, seqnode.MarkOf(nodes[1]), sb.ID()) && watchedBy(t, seqnode.MarkOf(nodes[2]), sc.ID())
+	})
+
+	// A's session expires while the first holder holds: B, behind it,
+	// must read the queue again and wait for the holder.
+	pa.Stall()
+	eventually(t, "B to wait for the holder", func() bool { return watchedBy(t, nodes[0], sb.ID()) })
+	notYet("B", b)
+
+	// C gives up while B waits: its delete writes B's mark, which it
+	// watched, so that no watch is left behind.
+	cancelC()
+	require.ErrorIs(t, (<-c).err, context.Canceled)
+	sd := connect(t)
+	d := start(sd, bg(), 3) // holder, B, D
+	eventually(t, "D to watch B's mark", func() bool { return watchedBy(t, seqnode.MarkOf(nodes[2]), sd.ID()) })
+	notYet("D", d)
+
+	// The holder's release hands B the lock with no read: B was second
+	// in line when it listed again.
+	before := pb.Traffic()
+	require.NoError(t, first.Release(bg()))
+	rb := <-b
+	require.NoError(t, rb.err)
+	assert.Zero(t, pb.Traffic().Sub(before).Requests, "B read before it held")
+	notYet("D", d)
+
+	// B's release marks its node (and A's, which B watched and never saw
+	// marked): D, which was third when it listed, holds.
+	require.NoError(t, rb.hold.Release(bg()))
+	rd := <-d
+	require.NoError(t, rd.err)
+	require.NoError(t, rd.hold.Release(bg()))
+	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t) })
+	eventually(t, "A's expired node to go", func() bool { return len(children(t, admin, path)) == 0 })
 }

@@ -24,6 +24,12 @@ type Spec struct {
 	Data     []byte    // our node's data
 	Holds    Predicate // whether we hold, and whom to watch if not
 
+	// Mark makes a release tell the next waiter that the node it waits
+	// for held, so that it holds without reading the children again
+	// (marks.go). Only for a lock whose every hold is of the lowest node
+	// of its directory (a mutex), and not with Bare.
+	Mark bool
+
 	// Sequence, if set, is put after the lock name instead of letting
 	// ZooKeeper append one: the node is then plain ephemeral. The
 	// read/write lock's downgrade uses it to put a read node at its write
@@ -112,7 +118,9 @@ func TryAcquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, bool
 
 // A turn takes our node at path from its creation to a Hold, or fails:
 // await waits for it, holdsNow does not (errBusy).
-type turn func(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error)
+// A turn that gives up while our node may still exist leaves in *marks the
+// marks to write when it is deleted (marks.go).
+type turn func(ctx context.Context, sess znode.Session, spec Spec, path string, marks *[]string) (*Hold, error)
 
 // acquire creates our node and takes its turn. created, if not nil, is
 // called when a node is created (again after a requeue) and when acquire
@@ -135,12 +143,13 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 		if created != nil {
 			created()
 		}
-		h, err := take(ctx, sess, spec, path)
+		var marks []string
+		h, err := take(ctx, sess, spec, path, &marks)
 		if errors.Is(err, errRequeue) {
-			continue
+			continue // our node is gone, and with it the right to its marks
 		}
 		if err != nil {
-			_ = znode.DeleteDetached(sess, path)
+			leave(sess, path, marks)
 			return nil, err
 		}
 		if err := h.readToken(ctx, spec.Bare); err != nil {

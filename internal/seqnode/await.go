@@ -46,6 +46,39 @@ func (w ownWatch) waiting(path string) error {
 	return nil
 }
 
+// handle applies an event of our own node's watch: its deletion means
+// requeue (someone deleted it); a data change (a revocation request) is noted
+// and the watch set again.
+func (w *ownWatch) handle(ctx context.Context, sess znode.Session, path string, e zk.Event, revoked *bool) error {
+	gone, err := deleted(sess, e)
+	if gone {
+		return errRequeue
+	}
+	if err != nil {
+		return err
+	}
+	*w = watchOwn(ctx, sess, path)
+	if err := w.waiting(path); err != nil {
+		return err
+	}
+	*revoked = *revoked || bytes.Equal(w.data, RevokeData)
+	return nil
+}
+
+// settle handles an event of our own node's watch that has come but not
+// been read, without waiting for one.
+func (w *ownWatch) settle(ctx context.Context, sess znode.Session, path string, revoked *bool) error {
+	if w == nil {
+		return nil
+	}
+	select {
+	case e := <-w.events:
+		return w.handle(ctx, sess, path, e, revoked)
+	default:
+		return nil
+	}
+}
+
 // deleted reads the event of a node's watch: whether the node was deleted,
 // or the error of a watch that stopped (the connection or the session
 // ended). Any other event (a data change) spent the watch.
@@ -71,15 +104,24 @@ func deleted(sess znode.Session, e zk.Event) (bool, error) {
 // Nodes created after ours sort after ours and a predicate is monotone, so
 // when the watched node goes and the place said so, we hold, with no read:
 // the hand-off costs the releaser's delete and one notification. Otherwise
-// (others were ahead too, or the layout needs Relist) it reads the children
-// once more. Either way a waiter's memory does not grow with the queue.
-func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error) {
+// (others were ahead too, or the layout needs Relist) we hold with no read
+// if the release marked the node (marks.go), and read the children once
+// more if not. Either way a waiter's memory does not grow with the queue.
+func await(ctx context.Context, sess znode.Session, spec Spec, path string, marks *[]string) (h *Hold, err error) {
 	dir, err := listWatched(ctx, sess, spec, path)
 	if err != nil {
 		return nil, err
 	}
 	name := zpath.Base(path)
-	var own *ownWatch // our own node's watch, once we have waited for a node
+	var own *ownWatch   // our own node's watch, once we have waited for a node
+	var mark *markWatch // the mark watch of the node we wait for, if any
+	defer func() {
+		// Giving up while we wait for a node: its mark is ours to
+		// write when our node is deleted (marks.go).
+		if err != nil && mark != nil && !errors.Is(err, errRequeue) {
+			*marks = append(*marks, mark.path)
+		}
+	}()
 	revoked := false
 	// The first listing, made right after our create, may prove our
 	// token: a later one, after other changes, cannot.
@@ -91,9 +133,13 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 		case p.missing:
 			return nil, errRequeue
 		case p.holds && own != nil:
-			return newHold(sess, path, own.stat.Czxid, own.events, true, revoked), nil
+			h := newHold(sess, path, own.stat.Czxid, own.events, true, revoked)
+			h.marks = spec.ownMark(*marks, path)
+			return h, nil
 		case p.holds:
-			return dir.hold(sess, spec, path, token), nil
+			h := dir.hold(sess, spec, path, token)
+			h.marks = spec.ownMark(*marks, path)
+			return h, nil
 		case p.watch == "":
 			// Wait for any change among the children (only one waiter
 			// at a time does this: the semaphore's gate holder), then
@@ -115,16 +161,30 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string) (*Ho
 			dir.nodes = nil
 			continue
 		}
-		gone, err := waitFor(ctx, sess, spec, zpath.Join(spec.Dir, p.watch), path, &own, &revoked)
+		target := zpath.Join(spec.Dir, p.watch)
+		if spec.marks() && !p.holdsAfter && (mark == nil || mark.path != MarkOf(target)) {
+			mark = &markWatch{path: MarkOf(target)}
+		}
+		gone, err := waitFor(ctx, sess, spec, target, path, &own, mark, &revoked)
 		if err != nil {
 			return nil, err
 		}
 		if !gone {
 			continue // its data changed, which spends the watch: watch it again
 		}
-		if p.holdsAfter && !spec.Relist {
+		if (p.holdsAfter && !spec.Relist) || mark.fired() {
+			// We hold, unless our own node was deleted before: that
+			// event came first, so it is here already if so.
+			mark = nil
+			if err := own.settle(ctx, sess, path, &revoked); err != nil {
+				return nil, err
+			}
 			p = place{holds: true}
 			continue
+		}
+		if mark != nil {
+			*marks = append(*marks, mark.path) // never written: ours to write
+			mark = nil
 		}
 		nodes, err := list(ctx, sess, spec)
 		if err != nil {
@@ -190,7 +250,7 @@ func waitDir(ctx context.Context, sess znode.Session, spec Spec, events <-chan z
 }
 
 // holdsNow lists the directory once: we hold, or the lock is busy.
-func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string) (*Hold, error) {
+func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string, _ *[]string) (*Hold, error) {
 	dir, err := listWatched(ctx, sess, spec, path)
 	if err != nil {
 		return nil, err
@@ -201,7 +261,9 @@ func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string) (
 	case !p.holds:
 		return nil, errBusy
 	}
-	return dir.hold(sess, spec, path, 0), nil
+	h := dir.hold(sess, spec, path, 0)
+	h.marks = spec.ownMark(nil, path)
+	return h, nil
 }
 
 // watchedListing is a listing of the lock directory that left a watch on it.
@@ -305,13 +367,24 @@ func tokenFromListing(spec Spec, dir *zk.Stat, nodes []Node, name string) int64 
 // waitFor watches target and waits until it is deleted (true) or its data
 // changes (false). The first time it also starts watching our own node, in
 // the same round trip, and keeps that watch in *own.
-func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, path string, own **ownWatch, revoked *bool) (bool, error) {
+func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, path string, own **ownWatch, mark *markWatch, revoked *bool) (bool, error) {
 	var ownc chan ownWatch
 	if *own == nil && !spec.Bare {
 		ownc = make(chan ownWatch, 1)
 		go func() { ownc <- watchOwn(ctx, sess, path) }()
 	}
+	var markc chan (<-chan zk.Event)
+	if mark != nil && mark.events == nil {
+		markc = make(chan (<-chan zk.Event), 1)
+		go func() {
+			_, ev, _ := znode.ExistsW(ctx, sess, mark.path)
+			markc <- ev // nil if the watch was not set: no fast hand-off
+		}()
+	}
 	_, _, ev, err := znode.GetW(ctx, sess, target)
+	if markc != nil {
+		mark.events = <-markc
+	}
 	if ownc != nil {
 		o := <-ownc
 		if err := o.waiting(path); err != nil {
@@ -343,18 +416,9 @@ func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk
 		case e := <-ev:
 			return deleted(sess, e)
 		case e := <-ownEvents:
-			gone, err := deleted(sess, e)
-			if gone {
-				err = errRequeue // our own node went: someone deleted it
-			}
-			if err != nil {
+			if err := own.handle(ctx, sess, path, e, revoked); err != nil {
 				return false, err
 			}
-			*own = watchOwn(ctx, sess, path)
-			if err := own.waiting(path); err != nil {
-				return false, err
-			}
-			*revoked = *revoked || bytes.Equal(own.data, RevokeData)
 		case <-sess.Done():
 			return false, sess.Err()
 		case <-ctx.Done():

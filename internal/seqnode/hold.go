@@ -38,6 +38,8 @@ type Hold struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // joins the watcher
 
+	marks []string // written by the release's delete (marks.go)
+
 	mu    sync.Mutex // guards the fields below
 	token int64      // 0 until known
 	armed bool       // arm has been signalled
@@ -265,9 +267,16 @@ func (h *Hold) Release(ctx context.Context) error {
 // try's "no node" proves that; after a retry it may be our own delete,
 // applied before its reply was lost.
 func (h *Hold) delete(ctx context.Context) error {
-	first, gone := true, false
+	first, gone, marks := true, false, h.marks
 	err := h.sess.Retry(ctx, func(conn *zk.Conn) error {
-		err := conn.Delete(h.path, -1)
+		var err error
+		if len(marks) > 0 {
+			err = deleteMarked(conn, h.path, marks, h.sess.ACL())
+		}
+		if len(marks) == 0 || errors.Is(err, errMarkRefused) {
+			marks = nil
+			err = conn.Delete(h.path, -1)
+		}
 		if errors.Is(err, zk.ErrNoNode) {
 			gone, err = first, nil
 		}

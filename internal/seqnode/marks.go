@@ -1,0 +1,147 @@
+package seqnode
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/znode"
+)
+
+// Release marks: how a waiter that was not second in line holds, when the
+// node it waits for goes, without reading the children again.
+//
+// A waiter X watches the one node W just ahead of it. When W is deleted, X
+// cannot tell from that event whether W held (then nothing is ahead of X, and
+// X holds) or W was a waiter that gave up or whose session expired (then
+// whoever holds still does). A mark tells it, at no cost in round trips or
+// transactions: a holder of a Spec with Mark releases with one multi that
+// creates a node named MarkOf(W), deletes it, and deletes W. The mark exists
+// only inside that transaction, so no listing ever shows it and no failure
+// can leave it behind; but it fires the watch X set on its path (an exists
+// watch, sent with the watch on W, in the same round trip), in the
+// transaction that deletes W, and go-zookeeper hands X that event before W's.
+// So when X sees W go it looks, without waiting, for the mark's event: there,
+// W held, and X holds too; missing, X lists again as before.
+//
+// Why a mark means W held. A mark is only written by:
+//
+//   - W's holder, releasing: W was then the lowest node, and no node can
+//     come before it later (sequence numbers grow). So once W is gone,
+//     nothing is ahead of X: nodes created after X's listing come after X.
+//   - a waiter that never saw it, in a later transaction (see below). That
+//     must not mislead anyone: it is written only by a waiter Y whose node
+//     still exists (the same transaction deletes Y's node) and whose
+//     listing showed W just ahead of it. While Y's node exists no other
+//     live node can have listed W just ahead (it would have to sit between W
+//     and Y, which Y's listing rules out, or come after Y, which needs Y
+//     gone). A waiter whose node was deleted before may still watch the mark;
+//     its own node's deletion came first, and a waiter looks for that event
+//     too before it trusts a mark.
+//
+// Why a waiter writes marks at all. An exists watch on a path that is never
+// created stays set, in ZooKeeper and in go-zookeeper, until the session
+// ends; go-zookeeper can neither remove one (ZooKeeper's removeWatches) nor
+// forget it. A waiter's mark watch is spent by the mark when its node ahead
+// held, but not when that node was a waiter that left, or a holder released
+// by another client (Curator) or by its session's end. Such a waiter keeps
+// the mark's path and writes it later, in the multi that deletes its own
+// node (its release, or the delete when it gives up), which spends the watch
+// at no extra transaction. Only a waiter whose own node someone else deleted
+// (then it queues again) cannot: its listing no longer vouches for it, and
+// that watch stays set until the session ends.
+
+// markSuffix makes a mark's name from the name of the node it marks; the
+// result is not a lock node's name, and no listing ever shows it anyway.
+const markSuffix = ".released"
+
+// MarkOf is the path of the mark of the node at path.
+func MarkOf(path string) string { return path + markSuffix }
+
+// marks reports whether nodes of this spec are marked when released.
+func (s Spec) marks() bool { return s.Mark && !s.Bare }
+
+// errMarkRefused reports that ZooKeeper refused a mark (a quota, say): the
+// node is then deleted on its own, without one.
+var errMarkRefused = errors.New("mark refused")
+
+// deleteMarked deletes the node at path in one multi that first creates and
+// deletes each mark in marks. It returns zk.ErrNoNode if the node was gone
+// (and then nothing was written), errMarkRefused if a mark failed, or the
+// connection's error.
+func deleteMarked(conn *zk.Conn, path string, marks []string, acl []zk.ACL) error {
+	ops := make([]any, 0, 2*len(marks)+1)
+	for _, m := range marks {
+		ops = append(ops,
+			&zk.CreateRequest{Path: m, Acl: acl, Flags: zk.FlagEphemeral},
+			&zk.DeleteRequest{Path: m, Version: -1})
+	}
+	ops = append(ops, &zk.DeleteRequest{Path: path, Version: -1})
+	res, err := conn.Multi(ops...)
+	if err == nil {
+		return nil
+	}
+	if len(res) != len(ops) {
+		return err // no answer per op: the request itself failed
+	}
+	for _, r := range res[:len(ops)-1] {
+		if r.Error != nil {
+			return errMarkRefused
+		}
+	}
+	if errors.Is(res[len(ops)-1].Error, zk.ErrNoNode) {
+		return zk.ErrNoNode
+	}
+	return errMarkRefused
+}
+
+// leave deletes our node at path when the acquisition gives up, writing the
+// marks in the same transaction (see above); without marks, or if they are
+// refused or the node cannot be reached in time, it deletes as
+// znode.DeleteDetached does.
+func leave(sess znode.Session, path string, marks []string) {
+	if len(marks) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), sess.Timeout())
+		err := sess.Retry(ctx, func(conn *zk.Conn) error {
+			return deleteMarked(conn, path, marks, sess.ACL())
+		})
+		cancel()
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
+			return
+		}
+	}
+	_ = znode.DeleteDetached(sess, path)
+}
+
+// A markWatch is a waiter's exists watch on the mark of the node it waits
+// for.
+type markWatch struct {
+	path   string
+	events <-chan zk.Event // nil if the watch could not be set
+}
+
+// fired reports, without waiting, whether the mark was written: its event
+// has come.
+func (m *markWatch) fired() bool {
+	if m == nil || m.events == nil {
+		return false
+	}
+	select {
+	case e := <-m.events:
+		m.events = nil
+		return e.Type == zk.EventNodeCreated
+	default:
+		return false
+	}
+}
+
+// ownMark returns the marks a hold of our node at path writes when it is
+// released: owed, those its wait left it to write, and, if the spec marks,
+// its own.
+func (s Spec) ownMark(owed []string, path string) []string {
+	if !s.marks() {
+		return owed
+	}
+	return append(owed, MarkOf(path))
+}
