@@ -127,7 +127,8 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 	// token: a later one, after other changes, cannot.
 	token := dir.token
 	p := spec.place(dir.nodes, name)
-	dir.nodes = nil // a waiter keeps no listing
+	behind := followed(dir.nodes, name) // nodes after ours when we list
+	dir.nodes = nil                     // a waiter keeps no listing
 	for {
 		switch {
 		case p.missing:
@@ -138,7 +139,9 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 			return h, nil
 		case p.holds:
 			h := dir.hold(sess, spec, path, token)
-			h.marks = spec.ownMark(*marks, path)
+			if behind {
+				h.marks = spec.ownMark(*marks, path)
+			}
 			return h, nil
 		case p.watch == "":
 			// Wait for any change among the children (only one waiter
@@ -157,7 +160,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 			if dir, err = listWatched(ctx, sess, spec, path); err != nil {
 				return nil, err
 			}
-			p = spec.place(dir.nodes, name)
+			p, behind = spec.place(dir.nodes, name), followed(dir.nodes, name)
 			dir.nodes = nil
 			continue
 		}
@@ -262,7 +265,9 @@ func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string, _
 		return nil, errBusy
 	}
 	h := dir.hold(sess, spec, path, 0)
-	h.marks = spec.ownMark(nil, path)
+	if followed(dir.nodes, zpath.Base(path)) {
+		h.marks = spec.ownMark(nil, path)
+	}
 	return h, nil
 }
 

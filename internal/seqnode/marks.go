@@ -145,3 +145,12 @@ func (s Spec) ownMark(owed []string, path string) []string {
 	}
 	return append(owed, MarkOf(path))
 }
+
+// followed reports whether a listing that shows our node holding shows a
+// node after it. If not, the hold needs no mark of its own: a waiter that
+// lists later finds our node first, so it is second in line, or waits for
+// another node, and never watches our mark.
+func followed(nodes []Node, name string) bool {
+	i := Index(nodes, name)
+	return i >= 0 && i < len(nodes)-1
+}
