@@ -21,7 +21,7 @@ const barrierMembers = 100
 // a double barrier: 99 enter and wait, then the last one arrives. An op is
 // one round; it reports the time from the last arrival until every member
 // is through Enter (last-in-ms), and the requests the last member sent to get
-// in (last-reqs). Curator 5.4.0 runs the same rounds through the Java peer.
+// in (last-reqs) and the round trips they took (last-rtts). Curator 5.4.0 runs the same rounds through the Java peer.
 func BenchmarkDoubleBarrier(b *testing.B) {
 	b.Run("barriers", func(b *testing.B) {
 		admin, root := newRoot(b)
@@ -38,7 +38,7 @@ func BenchmarkDoubleBarrier(b *testing.B) {
 			sessions[i] = connect(b, p)
 		}
 		var total time.Duration
-		var lastReqs int64
+		var lastReqs, lastRTTs int64
 		for range b.N {
 			members := make([]*barriers.DoubleBarrier, barrierMembers)
 			for i, s := range sessions {
@@ -86,12 +86,14 @@ func BenchmarkDoubleBarrier(b *testing.B) {
 			enter(members[barrierMembers-1])
 			entered.Wait()
 			total += lastIn.Sub(start)
-			lastReqs += last.Traffic().Sub(before).Requests
+			sent := last.Traffic().Sub(before)
+			lastReqs, lastRTTs = lastReqs+sent.Requests, lastRTTs+sent.RoundTrips
 			close(leave)
 			left.Wait()
 		}
 		b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "last-in-ms")
 		b.ReportMetric(float64(lastReqs)/float64(b.N), "last-reqs")
+		b.ReportMetric(float64(lastRTTs)/float64(b.N), "last-rtts")
 	})
 	b.Run("curator", func(b *testing.B) {
 		admin, root := newRoot(b)

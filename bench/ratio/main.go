@@ -28,6 +28,7 @@ const (
 	contMutexName  = "BenchmarkContended/mutex"
 	contZKLockName = "BenchmarkContended/zk.Lock"
 	contFloorName  = "BenchmarkContended/floor"
+	contMarkedName = "BenchmarkContended/marked"
 	contCurator    = "BenchmarkContendedCurator"
 	rwName         = "BenchmarkReadHeavy/rwmutex"
 	rwCurator      = "BenchmarkReadHeavy/curator"
@@ -51,13 +52,14 @@ const (
 	minContCuratorRatio = 2.0  // mutex handoffs/s ÷ Curator handoffs/s, at least
 	minCuratorRatio     = 1.5  // read-heavy and semaphore ops/s ÷ Curator's, at least
 	maxBarrierRatio     = 1.0  // double barrier last-in time ÷ Curator's, at most
+	maxBarrierRTTs      = 3    // round trips of the double barrier's last member to get in, at most
 	maxWaiterBytes      = 8192 // B/waiter at each size, at most
 	minDrainRatio       = 0.8  // drain at 10,000 waiters ÷ at 100; 200 sessions ÷ 8 contenders, at least
 )
 
 // units are the table's columns, in order; a section shows those it has.
 var units = []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "rtts/op", "watches/op",
-	"last-in-ms", "last-reqs", "B/waiter", "queue-ms"}
+	"last-in-ms", "last-reqs", "last-rtts", "B/waiter", "queue-ms"}
 
 var procSuffix = regexp.MustCompile(`-\d+$`)
 
@@ -233,6 +235,13 @@ func (r *results) printRatios(w io.Writer) {
 		printRatio(w, "contended perfect hand-off/zk.Lock handoffs/s", v, ok,
 			fmt.Sprintf(">= %.2f for the target to be reachable", minContendedRatio), v >= minContendedRatio)
 	}
+	if r.has(contMarkedName, contZKLockName) {
+		// Nor is this: whether the least safe hand-off (marks, and nothing
+		// else) would meet it.
+		v, ok := r.ratio(contMarkedName, contZKLockName, "handoffs/s")
+		printRatio(w, "contended safe hand-off/zk.Lock handoffs/s", v, ok,
+			fmt.Sprintf(">= %.2f for the target to be reachable safely", minContendedRatio), v >= minContendedRatio)
+	}
 	if r.has(contMutexName, contCurator) {
 		v, ok := r.ratio(contMutexName, contCurator, "handoffs/s")
 		printRatio(w, "contended mutex/Curator handoffs/s", v, ok,
@@ -251,6 +260,11 @@ func (r *results) printRatios(w io.Writer) {
 		v, ok := r.ratio(dbName, dbCurator, "last-in-ms")
 		printRatio(w, "double barrier last-in time/Curator", v, ok,
 			fmt.Sprintf("<= %.2f", maxBarrierRatio), v <= maxBarrierRatio)
+	}
+	if r.has(dbName) {
+		v, ok := r.mean(dbName, "last-rtts")
+		printRatio(w, "double barrier last member's round trips", v, ok,
+			fmt.Sprintf("<= %d", maxBarrierRTTs), v <= maxBarrierRTTs)
 	}
 	if r.has(queueSizes...) {
 		for _, name := range queueSizes {
