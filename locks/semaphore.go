@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
@@ -157,8 +158,10 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hol
 	}()
 	// Our gate node is under the path now, so a recipe of another kind
 	// that lists the path after us sees it, and refuses. Whether one came
-	// before us is checked while the leases are taken, at no wait; but on
-	// first use before agreeMax, which may write into the path's node.
+	// before us is checked while the leases are taken, at no wait (and
+	// with no request while the path's children stay as this session's
+	// last check found them); but on first use before agreeMax, which may
+	// write into the path's node.
 	first := !s.agreed.Load()
 	if first {
 		if err := s.firstUse(gated); err != nil {
@@ -200,18 +203,77 @@ func (s *Semaphore) takeLeases(ctx context.Context, spec seqnode.Spec, n int, ta
 	return nodes, true, nil
 }
 
-// checkLayout refuses the path if another kind of recipe uses it.
+// checkLayout refuses the path if another kind of recipe uses it. The
+// listing that finds it a semaphore's alone leaves a watch on the path's
+// children, shared by every Semaphore of the session on that path: until
+// the watch fires, nothing has been added to the path or taken from it, and
+// the next acquisitions need not list it again.
 func (s *Semaphore) checkLayout(ctx context.Context) error {
+	k := layoutKey{s.sess, s.at.Dir}
+	if layoutUnchanged(k) {
+		return nil
+	}
 	var names []string
+	var events <-chan zk.Event
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
-		names, _, err = conn.Children(s.at.Dir)
+		names, _, events, err = conn.ChildrenW(s.at.Dir)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("list %s: %w", s.at.Path, err)
 	}
-	return layout.Check(s.at.Path, names, layout.Semaphore)
+	if err := layout.Check(s.at.Path, names, layout.Semaphore); err != nil {
+		return err
+	}
+	rememberLayout(k, events)
+	return nil
+}
+
+// layoutKey names a session's watch on a semaphore's path.
+type layoutKey struct {
+	sess *recipes.Session
+	dir  string
+}
+
+// layoutWatches holds the watches that checkLayout left. An entry goes when
+// its watch is found fired, and entries of ended sessions go whenever one
+// is added; so the map holds about one entry per live session and
+// semaphore path.
+var layoutWatches = struct {
+	sync.Mutex
+	m map[layoutKey]<-chan zk.Event
+}{m: make(map[layoutKey]<-chan zk.Event)}
+
+// layoutUnchanged reports whether the path's children are as the last check
+// of this session found them: its watch is there and has not fired.
+func layoutUnchanged(k layoutKey) bool {
+	layoutWatches.Lock()
+	defer layoutWatches.Unlock()
+	events, ok := layoutWatches.m[k]
+	if !ok {
+		return false
+	}
+	select {
+	case <-events:
+		delete(layoutWatches.m, k)
+		return false
+	default:
+		return true
+	}
+}
+
+// rememberLayout keeps the watch of a check that found the path a
+// semaphore's alone.
+func rememberLayout(k layoutKey, events <-chan zk.Event) {
+	layoutWatches.Lock()
+	defer layoutWatches.Unlock()
+	for other := range layoutWatches.m {
+		if other.sess.Err() != nil {
+			delete(layoutWatches.m, other)
+		}
+	}
+	layoutWatches.m[k] = events
 }
 
 func wrapSemaphore(path string, err error) error {

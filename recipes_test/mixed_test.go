@@ -161,3 +161,44 @@ func TestMixedPathsNameWhatTheyFound(t *testing.T) {
 	assert.Contains(t, err.Error(), "lock-0000000000")
 	require.NoError(t, held.Release(bg()))
 }
+
+// TestSemaphoreNoticesARecipeArrivingLater: a semaphore lists its path only
+// while this session's watch from its last check says the path's children
+// changed; a recipe that arrives later without checking (a Curator client:
+// here a mutex node made by hand) still has the semaphore refuse the path,
+// from the next acquisition that follows the watch's notification.
+func TestSemaphoreNoticesARecipeArrivingLater(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sem"
+	s, proxy := connectCounted(t)
+	sem, err := locks.NewSemaphore(s, path, 2)
+	require.NoError(t, err)
+	take := func() error {
+		leases, err := sem.Acquire(bg(), 1)
+		if err != nil {
+			return err
+		}
+		return leases[0].Release(bg())
+	}
+	// The first acquisitions list the path, until its children settle
+	// (the leases' container is made after the first check).
+	for range 3 {
+		require.NoError(t, take())
+	}
+	before := proxy.Traffic()
+	require.NoError(t, take())
+	// Gate: create, list, delete; lease: create, list, delete.
+	assert.Equal(t, int64(6), proxy.Traffic().Sub(before).Requests, "an acquisition of a settled path listed it")
+
+	foreign, err := admin.Create(path+"/_c_00000000-0000-0000-0000-000000000000-lock-", nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, admin.Delete(foreign, -1)) }()
+	eventually(t, "the semaphore to refuse the path", func() bool {
+		err := take()
+		if err != nil && !errors.Is(err, recipes.ErrOtherRecipe) {
+			t.Fatal(err)
+		}
+		return err != nil
+	})
+}
