@@ -2,9 +2,10 @@ package recipes
 
 import (
 	"context"
-	"errors"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // Retry calls op until it returns something other than a connection
@@ -36,7 +37,7 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		s.rec.Request(ctx, retried)
 		err = op(s.conn)
 		s.ops.Done()
-		if err == nil || !retryable(err) {
+		if err == nil || !znode.Retryable(err) {
 			return err
 		}
 		retried = err
@@ -54,11 +55,4 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 			return err
 		}
 	}
-}
-
-// retryable reports whether a ZooKeeper error is a connection problem that a
-// retry on the same session can get past.
-func retryable(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
 }

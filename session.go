@@ -52,7 +52,8 @@ type Session struct {
 	wg        sync.WaitGroup
 	ops       sync.WaitGroup // requests in flight through Retry; added to only while the session lives
 
-	dialled atomic.Pointer[time.Time] // when Connect's dialer last opened a connection
+	dialled     atomic.Pointer[time.Time] // when Connect's dialer last opened a connection
+	disconnects atomic.Int64              // connections lost; see Disconnects
 
 	mu          sync.Mutex // guards the fields below
 	established bool
@@ -274,6 +275,9 @@ func (s *Session) establish() {
 }
 
 func (s *Session) onEvent(ev zk.Event) {
+	if ev.Type == zk.EventSession && ev.State == zk.StateDisconnected {
+		s.disconnects.Add(1)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ev.Type != zk.EventSession {
@@ -481,6 +485,20 @@ func (s *Session) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state
+}
+
+// Disconnects counts the times the session's connection to ZooKeeper was
+// lost. A session made by Connect counts each loss before the next
+// connection delivers any reply or notification, so two reads of it that
+// agree bracket notifications that came over one connection, in the order
+// ZooKeeper sent them. A session made by NewSession cannot (go-zookeeper's
+// event channel may drop the event it would count, and delivers it late),
+// and returns -1.
+func (s *Session) Disconnects() int64 {
+	if !s.owned {
+		return -1
+	}
+	return s.disconnects.Load()
 }
 
 // Timeout returns the session timeout in force (see WithSessionTimeout).

@@ -289,6 +289,26 @@ func inQueueOrder(t *testing.T, admin *zk.Conn, path string) []string {
 	return names
 }
 
+// A lockResult is what a Lock in the background came to.
+type lockResult struct {
+	hold *locks.Hold
+	err  error
+}
+
+// lockInBackground takes the mutex at path with s in the background, and
+// returns once path has queued lock nodes (the new one among them).
+func lockInBackground(t *testing.T, admin *zk.Conn, s *recipes.Session, ctx context.Context, path string, queued int) <-chan lockResult {
+	t.Helper()
+	ch := make(chan lockResult, 1)
+	m := newMutex(t, s, path)
+	go func() {
+		h, err := m.Lock(ctx)
+		ch <- lockResult{h, err}
+	}()
+	waitQueued(t, admin, path, queued)
+	return ch
+}
+
 // TestMarkedHandOffTrustsOnlyAHolder: a waiter that was not second in line
 // holds at a deletion with no read only when the release marked it
 // (seqnode/marks.go). A waiter ahead whose session expires, or that gives
@@ -301,20 +321,10 @@ func TestMarkedHandOffTrustsOnlyAHolder(t *testing.T) {
 	first, err := newMutex(t, connect(t), path).Lock(bg())
 	require.NoError(t, err)
 
-	type result struct {
-		hold *locks.Hold
-		err  error
+	start := func(s *recipes.Session, ctx context.Context, queued int) <-chan lockResult {
+		return lockInBackground(t, admin, s, ctx, path, queued)
 	}
-	start := func(s *recipes.Session, ctx context.Context, queued int) <-chan result {
-		ch := make(chan result, 1)
-		go func() {
-			h, err := newMutex(t, s, path).Lock(ctx)
-			ch <- result{h, err}
-		}()
-		waitQueued(t, admin, path, queued)
-		return ch
-	}
-	notYet := func(who string, ch <-chan result) {
+	notYet := func(who string, ch <-chan lockResult) {
 		select {
 		case r := <-ch:
 			t.Fatalf("%s took the lock while another held it (err %v)", who, r.err)
@@ -366,4 +376,46 @@ func TestMarkedHandOffTrustsOnlyAHolder(t *testing.T) {
 	require.NoError(t, rd.hold.Release(bg()))
 	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t) })
 	eventually(t, "A's expired node to go", func() bool { return len(children(t, admin, path)) == 0 })
+}
+
+// TestMarkedHandOffAfterReconnectReads: a waiter whose connection was lost
+// since it watched its own node does not hold on the mark alone (after a
+// reconnect, go-zookeeper sets the watches again in a request that others
+// can overtake, so its own node's deletion may not have reached it yet): it
+// reads the queue first, and then holds, in order.
+func TestMarkedHandOffAfterReconnectReads(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	first, err := newMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+
+	start := func(s *recipes.Session, queued int) <-chan lockResult {
+		return lockInBackground(t, admin, s, bg(), path, queued)
+	}
+	a := start(connect(t), 2)
+	reconnected := make(chan struct{}, 1)
+	sb, pb := connectCounted(t, recipes.WithStateListener(func(st recipes.State) {
+		if st == recipes.StateReconnected {
+			reconnected <- struct{}{}
+		}
+	}))
+	b := start(sb, 3)
+	nodes := inQueueOrder(t, admin, path) // holder, A, B
+	eventually(t, "B to watch A's mark", func() bool { return watchedBy(t, seqnode.MarkOf(nodes[1]), sb.ID()) })
+
+	pb.Cut()
+	pb.Restore()
+	<-reconnected
+	eventually(t, "B's watches to be set again", func() bool { return watchedBy(t, seqnode.MarkOf(nodes[1]), sb.ID()) })
+
+	require.NoError(t, first.Release(bg()))
+	ra := <-a
+	require.NoError(t, ra.err)
+	before := pb.Traffic()
+	require.NoError(t, ra.hold.Release(bg()))
+	rb := <-b
+	require.NoError(t, rb.err)
+	assert.NotZero(t, pb.Traffic().Sub(before).Requests, "B held on the mark after a reconnect, with no read")
+	require.NoError(t, rb.hold.Release(bg()))
 }

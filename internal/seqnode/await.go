@@ -25,12 +25,29 @@ type ownWatch struct {
 	stat   *zk.Stat
 	events <-chan zk.Event
 	err    error
+	epoch  int64 // the session's Disconnects before the read was sent
 }
 
 func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
-	var w ownWatch
+	w := ownWatch{epoch: sess.Disconnects()}
 	w.data, w.stat, w.events, w.err = znode.GetW(ctx, sess, path)
 	return w
+}
+
+// current reports whether no connection was lost since the watch was set
+// (true for a bare waiter, which has none): then ZooKeeper sent its events,
+// and those of every watch set after it, over one connection, in order, so
+// a deletion of our node that came before a notification we got is here
+// already. After a reconnect go-zookeeper sets the watches again in a
+// request of its own, which requests sent meanwhile can overtake: a watch set
+// by one of those could then report a later change before ours reports our
+// node gone.
+func (w *ownWatch) current(sess znode.Session) bool {
+	if w == nil {
+		return true
+	}
+	n := sess.Disconnects()
+	return n >= 0 && n == w.epoch
 }
 
 // waiting is the error that ends a wait for this read of our own node at
@@ -115,11 +132,12 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 	name := zpath.Base(path)
 	var own *ownWatch   // our own node's watch, once we have waited for a node
 	var mark *markWatch // the mark watch of the node we wait for, if any
+	stale := false      // own's watch must be set again (ownWatch.current)
 	defer func() {
 		// Giving up while we wait for a node: its mark is ours to
 		// write when our node is deleted (marks.go).
 		if err != nil && mark != nil && !errors.Is(err, errRequeue) {
-			*marks = append(*marks, mark.path)
+			owe(marks, mark.path)
 		}
 	}()
 	revoked := false
@@ -165,8 +183,11 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 			continue
 		}
 		target := zpath.Join(spec.Dir, p.watch)
-		if spec.marks() && !p.holdsAfter && (mark == nil || mark.path != MarkOf(target)) {
+		if spec.marks() && !p.holdsAfter && sess.Disconnects() >= 0 && (mark == nil || mark.path != MarkOf(target)) {
 			mark = &markWatch{path: MarkOf(target)}
+		}
+		if stale {
+			own, stale = nil, false
 		}
 		gone, err := waitFor(ctx, sess, spec, target, path, &own, mark, &revoked)
 		if err != nil {
@@ -175,19 +196,26 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 		if !gone {
 			continue // its data changed, which spends the watch: watch it again
 		}
-		if (p.holdsAfter && !spec.Relist) || mark.fired() {
-			// We hold, unless our own node was deleted before: that
-			// event came first, so it is here already if so.
-			mark = nil
+		// The node ahead is gone. We hold with no read if we were second
+		// or its release marked it, unless our own node was deleted
+		// before: that event came first, so it is here already, as long
+		// as no connection was lost since we watched our node (else we
+		// read the children, and watch our node again).
+		trusted := own.current(sess)
+		marked := mark.fired()
+		if mark != nil && !marked {
+			owe(marks, mark.path) // never written: ours to write
+		}
+		mark = nil
+		if trusted && ((p.holdsAfter && !spec.Relist) || marked) {
 			if err := own.settle(ctx, sess, path, &revoked); err != nil {
 				return nil, err
 			}
 			p = place{holds: true}
 			continue
 		}
-		if mark != nil {
-			*marks = append(*marks, mark.path) // never written: ours to write
-			mark = nil
+		if !trusted && sess.Disconnects() >= 0 {
+			stale = true
 		}
 		nodes, err := list(ctx, sess, spec)
 		if err != nil {

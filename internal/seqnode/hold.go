@@ -40,9 +40,10 @@ type Hold struct {
 
 	marks []string // written by the release's delete (marks.go)
 
-	mu    sync.Mutex // guards the fields below
-	token int64      // 0 until known
-	armed bool       // arm has been signalled
+	mu        sync.Mutex // guards the fields below
+	token     int64      // 0 until known
+	armed     bool       // arm has been signalled
+	releasing bool       // Release has begun: its delete has the last word
 }
 
 // newHold starts watching: events come from our node's data watch when
@@ -69,7 +70,7 @@ func newHold(sess znode.Session, path string, token int64, events <-chan zk.Even
 	h.wg.Go(func() {
 		select {
 		case <-sess.Done():
-			h.lost(sess.Err())
+			h.lostUnlessReleasing(sess.Err())
 		case <-ctx.Done():
 		}
 	})
@@ -183,6 +184,21 @@ func (h *Hold) lost(cause error) {
 	h.end(fmt.Errorf("%w: %w", ErrLost, cause))
 }
 
+// lostUnlessReleasing ends the hold as lost, unless Release has begun: then
+// the delete's answer says how the hold ended (the event may be that
+// delete's own doing).
+func (h *Hold) lostUnlessReleasing(cause error) {
+	if !h.isReleasing() {
+		h.lost(cause)
+	}
+}
+
+func (h *Hold) isReleasing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.releasing
+}
+
 // watch follows our node until the hold is released or lost.
 func (h *Hold) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool) {
 	defer h.wg.Done()
@@ -195,11 +211,13 @@ func (h *Hold) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool
 		case <-ctx.Done():
 			return
 		case <-h.sess.Done():
-			h.lost(h.sess.Err())
+			h.lostUnlessReleasing(h.sess.Err())
 			return
 		case <-arm:
 		case e := <-events:
 			switch {
+			case h.isReleasing():
+				return // our own delete's doing, perhaps: it has the last word
 			case e.Type == zk.EventNotWatching:
 				h.lost(znode.WatchStopped(h.sess, e.Err))
 				return
@@ -225,10 +243,10 @@ func (h *Hold) watchData(ctx context.Context) (<-chan zk.Event, bool) {
 	case ctx.Err() != nil:
 		return nil, false
 	case errors.Is(own.err, zk.ErrNoNode):
-		h.lost(fmt.Errorf("node %s was deleted", h.path))
+		h.lostUnlessReleasing(fmt.Errorf("node %s was deleted", h.path))
 		return nil, false
 	case own.err != nil:
-		h.lost(own.err)
+		h.lostUnlessReleasing(own.err)
 		return nil, false
 	}
 	h.setToken(own.stat.Czxid)
@@ -244,12 +262,18 @@ func (h *Hold) watchData(ctx context.Context) (<-chan zk.Event, bool) {
 //
 // If the hold had been lost (noticed or not: the node was already gone when
 // the delete reached it, or the session has ended), the hold ends with the
-// loss, not with ErrReleased, and Release returns it: the watcher is stopped
-// before the delete, so the delete's answer is the last word on the node.
+// loss, not with ErrReleased, and Release returns it: once Release has begun
+// the watcher reports nothing (the events it sees may be the delete's own
+// doing), so the delete's answer is the last word on the node. The delete is
+// sent first and the watcher stopped after, so that a hand-off does not wait
+// for the watcher's goroutines.
 func (h *Hold) Release(ctx context.Context) error {
+	h.mu.Lock()
+	h.releasing = true
+	h.mu.Unlock()
+	err := h.delete(ctx)
 	h.stop()
 	h.wg.Wait()
-	err := h.delete(ctx)
 	if !errors.Is(err, ErrLost) {
 		if earlier := h.end(ErrReleased); earlier != nil {
 			return earlier

@@ -38,7 +38,14 @@ import (
 //     and Y, which Y's listing rules out, or come after Y, which needs Y
 //     gone). A waiter whose node was deleted before may still watch the mark;
 //     its own node's deletion came first, and a waiter looks for that event
-//     too before it trusts a mark.
+//     too before it trusts a mark. That event is there only if its watch of
+//     its own node and the mark's came over one connection: after a
+//     reconnect go-zookeeper sets the watches again in a request of its
+//     own, which requests sent meanwhile can overtake. So a waiter trusts a
+//     mark (or, second in line, a deletion) only if its session lost no
+//     connection since it watched its own node (Session.Disconnects), and
+//     else reads the children; a session that cannot count its lost
+//     connections (recipes.NewSession) never trusts one.
 //
 // Why a waiter writes marks at all. An exists watch on a path that is never
 // created stays set, in ZooKeeper and in go-zookeeper, until the session
@@ -48,9 +55,26 @@ import (
 // by another client (Curator) or by its session's end. Such a waiter keeps
 // the mark's path and writes it later, in the multi that deletes its own
 // node (its release, or the delete when it gives up), which spends the watch
-// at no extra transaction. Only a waiter whose own node someone else deleted
-// (then it queues again) cannot: its listing no longer vouches for it, and
-// that watch stays set until the session ends.
+// at no extra transaction. Such a watch stays set until the session ends
+// only when that multi is not made: the waiter's own node was deleted by
+// someone else (it queues again: its listing no longer vouches for it); its
+// delete is left to the session in the background (a Release or a
+// give-up whose delete could not reach ZooKeeper in time: that delete is
+// plain); ZooKeeper refused a mark (then the node is deleted plainly); or the
+// waiter owes more than maxOwed.
+
+// maxOwed bounds the marks a waiter keeps to write (see above), so that the
+// multi that writes them stays small; a mark dropped leaves its watch set
+// until the session ends. A waiter owes more than a few only when many
+// waiters ahead of it leave, one after another, from the back.
+const maxOwed = 32
+
+// owe adds a mark to those a waiter keeps to write, unless it keeps maxOwed.
+func owe(marks *[]string, mark string) {
+	if len(*marks) < maxOwed {
+		*marks = append(*marks, mark)
+	}
+}
 
 // markSuffix makes a mark's name from the name of the node it marks; the
 // result is not a lock node's name, and no listing ever shows it anyway.
@@ -79,11 +103,14 @@ func deleteMarked(conn *zk.Conn, path string, marks []string, acl []zk.ACL) erro
 	}
 	ops = append(ops, &zk.DeleteRequest{Path: path, Version: -1})
 	res, err := conn.Multi(ops...)
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
-	}
-	if len(res) != len(ops) {
-		return err // no answer per op: the request itself failed
+	case len(res) == len(ops): // an op failed: below
+	case znode.Retryable(err):
+		return err // the connection failed: try again
+	default:
+		return errMarkRefused // the request itself failed (too large, say)
 	}
 	for _, r := range res[:len(ops)-1] {
 		if r.Error != nil {

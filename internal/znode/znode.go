@@ -53,6 +53,14 @@ func EnsureContainer(conn *zk.Conn, dir string, acl []zk.ACL) error {
 	return err
 }
 
+// Retryable reports whether a ZooKeeper error is a connection problem that a
+// retry on the same session can get past (recipes.Session.Retry retries
+// them).
+func Retryable(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
+}
+
 // IgnoreNoNode returns nil for zk.ErrNoNode and err otherwise: for deletes
 // and reads of nodes that may already be gone.
 func IgnoreNoNode(err error) error {
