@@ -194,8 +194,9 @@ func TestLocalQueueCancelAndTimeout(t *testing.T) {
 // ZooKeeper behind a holder, cancel, time out or lose their session at
 // random points while the queue drains; the others are served in the order
 // they queued, one at a time, with growing tokens. A waiter second in line
-// takes the lock from the holder's delete alone (the hand-off without a
-// listing); others read the queue again first.
+// takes the lock from the holder's delete alone, and one further back from
+// the release's mark (the hand-offs without a listing); a waiter whose node
+// ahead went unmarked (it gave up or expired) reads the queue again.
 func TestQueueAcrossSessions(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
