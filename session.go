@@ -487,18 +487,17 @@ func (s *Session) State() State {
 	return s.state
 }
 
-// Disconnects counts the times the session's connection to ZooKeeper was
-// lost. A session made by Connect counts each loss before the next
-// connection delivers any reply or notification, so two reads of it that
-// agree bracket notifications that came over one connection, in the order
-// ZooKeeper sent them. A session made by NewSession cannot (go-zookeeper's
-// event channel may drop the event it would count, and delivers it late),
-// and returns -1.
-func (s *Session) Disconnects() int64 {
+// Disconnects returns how many times the session's connection to ZooKeeper
+// has been lost (each reconnection follows one), and whether the session
+// can count them. A session made by Connect counts each loss as it happens,
+// before the next connection delivers anything; one made by NewSession
+// cannot (go-zookeeper's event channel may drop the event, and delivers it
+// late), and returns 0, false.
+func (s *Session) Disconnects() (n int64, ok bool) {
 	if !s.owned {
-		return -1
+		return 0, false
 	}
-	return s.disconnects.Load()
+	return s.disconnects.Load(), true
 }
 
 // Timeout returns the session timeout in force (see WithSessionTimeout).

@@ -20,8 +20,8 @@ const barrierMembers = 100
 // BenchmarkDoubleBarrier has 100 members, each on its own session, meet at
 // a double barrier: 99 enter and wait, then the last one arrives. An op is
 // one round; it reports the time from the last arrival until every member
-// is through Enter (last-in-ms), and the requests the last member sent to get
-// in (last-reqs) and the round trips they took (last-rtts). Curator 5.4.0 runs the same rounds through the Java peer.
+// is through Enter (last-in-ms), and the requests the last member sent to
+// get in (last-reqs) and the round trips they took (last-rtts). Curator 5.4.0 runs the same rounds through the Java peer.
 func BenchmarkDoubleBarrier(b *testing.B) {
 	b.Run("barriers", func(b *testing.B) {
 		admin, root := newRoot(b)

@@ -204,15 +204,18 @@ func (s *Semaphore) takeLeases(ctx context.Context, spec seqnode.Spec, n int, ta
 }
 
 // checkLayout refuses the path if another kind of recipe uses it. The
-// listing that finds it a semaphore's alone leaves a watch on the path's
-// children, shared by every Semaphore of the session on that path: until
-// the watch fires, nothing has been added to the path or taken from it, and
-// the next acquisitions need not list it again.
+// listing leaves a watch on the path's children, shared by every Semaphore
+// of the session on that path: until it fires, and while the session has
+// lost no connection (after a reconnect, go-zookeeper sets the watch again
+// in a request that ours can overtake), nothing was added to the path or
+// taken from it, so the next acquisitions take the listing's verdict
+// without listing again, a refusal included.
 func (s *Semaphore) checkLayout(ctx context.Context) error {
 	k := layoutKey{s.sess, s.at.Dir}
-	if layoutUnchanged(k) {
-		return nil
+	if ok, err := layoutVerdict(k); ok {
+		return err
 	}
+	epoch, counted := s.sess.Disconnects()
 	var names []string
 	var events <-chan zk.Event
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
@@ -223,11 +226,11 @@ func (s *Semaphore) checkLayout(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list %s: %w", s.at.Path, err)
 	}
-	if err := layout.Check(s.at.Path, names, layout.Semaphore); err != nil {
-		return err
+	err = layout.Check(s.at.Path, names, layout.Semaphore)
+	if counted {
+		rememberLayout(k, layoutCheck{events: events, epoch: epoch, err: err})
 	}
-	rememberLayout(k, events)
-	return nil
+	return err
 }
 
 // layoutKey names a session's watch on a semaphore's path.
@@ -236,44 +239,58 @@ type layoutKey struct {
 	dir  string
 }
 
-// layoutWatches holds the watches that checkLayout left. An entry goes when
-// its watch is found fired, and entries of ended sessions go whenever one
-// is added; so the map holds about one entry per live session and
-// semaphore path.
-var layoutWatches = struct {
-	sync.Mutex
-	m map[layoutKey]<-chan zk.Event
-}{m: make(map[layoutKey]<-chan zk.Event)}
-
-// layoutUnchanged reports whether the path's children are as the last check
-// of this session found them: its watch is there and has not fired.
-func layoutUnchanged(k layoutKey) bool {
-	layoutWatches.Lock()
-	defer layoutWatches.Unlock()
-	events, ok := layoutWatches.m[k]
-	if !ok {
-		return false
-	}
-	select {
-	case <-events:
-		delete(layoutWatches.m, k)
-		return false
-	default:
-		return true
-	}
+// A layoutCheck is a listing's verdict on a path, with the watch it left
+// and the session's Disconnects before it was sent.
+type layoutCheck struct {
+	events <-chan zk.Event
+	epoch  int64
+	err    error
 }
 
-// rememberLayout keeps the watch of a check that found the path a
-// semaphore's alone.
-func rememberLayout(k layoutKey, events <-chan zk.Event) {
+// holds reports whether the check still stands for sess: its watch has not
+// fired and no connection was lost since.
+func (c layoutCheck) holds(sess *recipes.Session) bool {
+	select {
+	case <-c.events:
+		return false
+	default:
+	}
+	n, _ := sess.Disconnects()
+	return n == c.epoch
+}
+
+// layoutWatches holds the checks that still stand, or may. Each check that
+// lists sweeps out those that no longer do and those of ended sessions, so
+// the map holds at most one entry per session and semaphore path, and those
+// of sessions that ended since the last listing anywhere.
+var layoutWatches = struct {
+	sync.Mutex
+	m map[layoutKey]layoutCheck
+}{m: make(map[layoutKey]layoutCheck)}
+
+// layoutVerdict reports whether the session's last check of the path still
+// stands, and its verdict.
+func layoutVerdict(k layoutKey) (ok bool, err error) {
 	layoutWatches.Lock()
 	defer layoutWatches.Unlock()
-	for other := range layoutWatches.m {
-		if other.sess.Err() != nil {
+	c, found := layoutWatches.m[k]
+	if !found || !c.holds(k.sess) {
+		delete(layoutWatches.m, k)
+		return false, nil
+	}
+	return true, c.err
+}
+
+// rememberLayout keeps a check's verdict and watch.
+func rememberLayout(k layoutKey, c layoutCheck) {
+	layoutWatches.Lock()
+	defer layoutWatches.Unlock()
+	for other, oc := range layoutWatches.m {
+		if other.sess.Err() != nil || !oc.holds(other.sess) {
 			delete(layoutWatches.m, other)
 		}
 	}
-	layoutWatches.m[k] = events
+	layoutWatches.m[k] = c
 }
 
 func wrapSemaphore(path string, err error) error {

@@ -163,6 +163,8 @@ func TestNewSessionWrapsAConnection(t *testing.T) {
 	held, err := m.Lock(bg())
 	require.NoError(t, err)
 	require.NoError(t, held.Release(bg()))
+	_, counted := s.Disconnects()
+	assert.False(t, counted, "a NewSession session cannot count its lost connections")
 	require.NoError(t, s.Close())
 	assert.ErrorIs(t, s.Err(), recipes.ErrClosed)
 	_, _, err = conn.Exists(root)

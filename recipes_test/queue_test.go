@@ -271,12 +271,18 @@ func watchedBy(t *testing.T, path string, id int64) bool {
 	return false
 }
 
-// marksWatched reports whether any session watches a release mark.
-func marksWatched(t *testing.T) bool {
+// marksWatched reports whether any session watches a release mark below
+// root.
+func marksWatched(t *testing.T, root string) bool {
 	t.Helper()
 	out, err := zktest.FourLetterWord(zktest.ServersT(t)[0], "wchp", time.Second)
 	require.NoError(t, err)
-	return strings.Contains(out, ".released\n")
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.HasPrefix(line, root+"/") && strings.HasSuffix(line, ".released") {
+			return true
+		}
+	}
+	return false
 }
 
 // inQueueOrder returns the full paths of path's lock nodes, oldest first.
@@ -375,7 +381,7 @@ func TestMarkedHandOffTrustsOnlyAHolder(t *testing.T) {
 	rd := <-d
 	require.NoError(t, rd.err)
 	require.NoError(t, rd.hold.Release(bg()))
-	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t) })
+	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t, root) })
 	eventually(t, "A's expired node to go", func() bool { return len(children(t, admin, path)) == 0 })
 }
 
@@ -405,9 +411,17 @@ func TestMarkedHandOffAfterReconnectReads(t *testing.T) {
 	nodes := inQueueOrder(t, admin, path) // holder, A, B
 	eventually(t, "B to watch A's mark", func() bool { return watchedBy(t, seqnode.MarkOf(nodes[1]), sb.ID()) })
 
+	lost, _ := sb.Disconnects()
 	pb.Cut()
 	pb.Restore()
-	<-reconnected
+	select {
+	case <-reconnected:
+	case <-time.After(waitLong):
+		t.Fatal("B's session did not reconnect")
+	}
+	after, counted := sb.Disconnects()
+	require.True(t, counted)
+	require.Greater(t, after, lost, "the session counts its lost connection")
 	eventually(t, "B's watches to be set again", func() bool { return watchedBy(t, seqnode.MarkOf(nodes[1]), sb.ID()) })
 
 	require.NoError(t, first.Release(bg()))

@@ -53,6 +53,7 @@ const (
 	minCuratorRatio     = 1.5  // read-heavy and semaphore ops/s ÷ Curator's, at least
 	maxBarrierRatio     = 1.0  // double barrier last-in time ÷ Curator's, at most
 	maxBarrierRTTs      = 3    // round trips of the double barrier's last member to get in, at most
+	maxSemaphoreReqs    = 7    // requests per lease of the semaphore benchmark, at most
 	maxWaiterBytes      = 8192 // B/waiter at each size, at most
 	minDrainRatio       = 0.8  // drain at 10,000 waiters ÷ at 100; 200 sessions ÷ 8 contenders, at least
 )
@@ -260,6 +261,11 @@ func (r *results) printRatios(w io.Writer) {
 		v, ok := r.ratio(dbName, dbCurator, "last-in-ms")
 		printRatio(w, "double barrier last-in time/Curator", v, ok,
 			fmt.Sprintf("<= %.2f", maxBarrierRatio), v <= maxBarrierRatio)
+	}
+	if r.has(semName) {
+		v, ok := r.mean(semName, "reqs/op")
+		printRatio(w, "semaphore requests per lease", v, ok,
+			fmt.Sprintf("<= %d", maxSemaphoreReqs), v <= maxSemaphoreReqs)
 	}
 	if r.has(dbName) {
 		v, ok := r.mean(dbName, "last-rtts")

@@ -26,12 +26,21 @@ type ownWatch struct {
 	events <-chan zk.Event
 	err    error
 	epoch  int64 // the session's Disconnects before the read was sent
+	exact  bool  // the session can count its lost connections
 }
 
 func watchOwn(ctx context.Context, sess znode.Session, path string) ownWatch {
-	w := ownWatch{epoch: sess.Disconnects()}
+	var w ownWatch
+	w.epoch, w.exact = sess.Disconnects()
 	w.data, w.stat, w.events, w.err = znode.GetW(ctx, sess, path)
 	return w
+}
+
+// countsDisconnects reports whether the session counts its lost
+// connections: without that, no fast hand-off is trusted (ownWatch.current).
+func countsDisconnects(sess znode.Session) bool {
+	_, ok := sess.Disconnects()
+	return ok
 }
 
 // current reports whether no connection was lost since the watch was set
@@ -46,8 +55,8 @@ func (w *ownWatch) current(sess znode.Session) bool {
 	if w == nil {
 		return true
 	}
-	n := sess.Disconnects()
-	return n >= 0 && n == w.epoch
+	n, ok := sess.Disconnects()
+	return ok && w.exact && n == w.epoch
 }
 
 // waiting is the error that ends a wait for this read of our own node at
@@ -183,7 +192,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 			continue
 		}
 		target := zpath.Join(spec.Dir, p.watch)
-		if spec.marks() && !p.holdsAfter && sess.Disconnects() >= 0 && (mark == nil || mark.path != MarkOf(target)) {
+		if spec.marks() && !p.holdsAfter && countsDisconnects(sess) && (mark == nil || mark.path != MarkOf(target)) {
 			mark = &markWatch{path: MarkOf(target)}
 		}
 		if stale {
@@ -214,7 +223,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 			p = place{holds: true}
 			continue
 		}
-		if !trusted && sess.Disconnects() >= 0 {
+		if !trusted && countsDisconnects(sess) {
 			stale = true
 		}
 		nodes, err := list(ctx, sess, spec)

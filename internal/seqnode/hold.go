@@ -38,12 +38,13 @@ type Hold struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // joins the watcher
 
-	marks []string // written by the release's delete (marks.go)
+	marks []string // the marks the release's delete writes (marks.go)
 
 	mu        sync.Mutex // guards the fields below
 	token     int64      // 0 until known
 	armed     bool       // arm has been signalled
 	releasing bool       // Release has begun: its delete has the last word
+	released  bool       // Release's delete was confirmed
 }
 
 // newHold starts watching: events come from our node's data watch when
@@ -70,7 +71,7 @@ func newHold(sess znode.Session, path string, token int64, events <-chan zk.Even
 	h.wg.Go(func() {
 		select {
 		case <-sess.Done():
-			h.lostUnlessReleasing(sess.Err())
+			h.lostUnlessReleased(sess.Err())
 		case <-ctx.Done():
 		}
 	})
@@ -193,6 +194,19 @@ func (h *Hold) lostUnlessReleasing(cause error) {
 	}
 }
 
+// lostUnlessReleased ends the hold as lost when the session ends, unless
+// Release's delete was confirmed first: a session's end is never that
+// delete's doing, and a Release whose delete waits on a dead connection must
+// not keep the hold's end from its holder.
+func (h *Hold) lostUnlessReleased(cause error) {
+	h.mu.Lock()
+	released := h.released
+	h.mu.Unlock()
+	if !released {
+		h.lost(cause)
+	}
+}
+
 func (h *Hold) isReleasing() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -211,7 +225,7 @@ func (h *Hold) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool
 		case <-ctx.Done():
 			return
 		case <-h.sess.Done():
-			h.lostUnlessReleasing(h.sess.Err())
+			h.lostUnlessReleased(h.sess.Err())
 			return
 		case <-arm:
 		case e := <-events:
@@ -272,6 +286,11 @@ func (h *Hold) Release(ctx context.Context) error {
 	h.releasing = true
 	h.mu.Unlock()
 	err := h.delete(ctx)
+	if err == nil {
+		h.mu.Lock()
+		h.released = true
+		h.mu.Unlock()
+	}
 	h.stop()
 	h.wg.Wait()
 	if !errors.Is(err, ErrLost) {

@@ -92,8 +92,10 @@ var errMarkRefused = errors.New("mark refused")
 
 // deleteMarked deletes the node at path in one multi that first creates and
 // deletes each mark in marks. It returns zk.ErrNoNode if the node was gone
-// (and then nothing was written), errMarkRefused if a mark failed, or the
-// connection's error.
+// (and then nothing was written), the connection's error, or
+// errMarkRefused for any other failure (a mark refused, a request too
+// large): the caller then deletes the node plainly, which reports whatever
+// is wrong with it.
 func deleteMarked(conn *zk.Conn, path string, marks []string, acl []zk.ACL) error {
 	ops := make([]any, 0, 2*len(marks)+1)
 	for _, m := range marks {

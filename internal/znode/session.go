@@ -24,9 +24,9 @@ type Session interface {
 	Err() error
 	ID() int64
 	Timeout() time.Duration
-	// Disconnects counts the connections the session lost, or is -1 if
-	// it cannot tell; see recipes.Session.Disconnects.
-	Disconnects() int64
+	// Disconnects counts the connections the session lost, and reports
+	// whether it can; see recipes.Session.Disconnects.
+	Disconnects() (n int64, ok bool)
 	// ACL is the ACL of every node the recipes create; see
 	// recipes.WithACL.
 	ACL() []zk.ACL
