@@ -434,3 +434,41 @@ func TestMarkedHandOffAfterReconnectReads(t *testing.T) {
 	assert.NotZero(t, pb.Traffic().Sub(before).Requests, "B held on the mark after a reconnect, with no read")
 	require.NoError(t, rb.hold.Release(bg()))
 }
+
+// TestReleaseMarksWhenSomeoneMayLook: a hold found at once, whose listing
+// showed nobody behind it, releases with a plain delete (no waiter can be
+// watching its mark: one that lists later finds it first); a hold that
+// waited releases with the marking multi. The directory's child version
+// shows which: a delete moves it by one, a mark's create and delete by two
+// more.
+func TestReleaseMarksWhenSomeoneMayLook(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	for _, p := range []string{root, path} { // persistent: the counter outlives an empty queue
+		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	defer func() {
+		require.NoError(t, admin.Delete(path, -1))
+		require.NoError(t, admin.Delete(root, -1))
+	}()
+	cversion := func() int32 {
+		_, st, err := admin.Exists(path)
+		require.NoError(t, err)
+		return st.Cversion
+	}
+
+	first, err := newMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+	second := lockInBackground(t, admin, connect(t), bg(), path, 2)
+	before := cversion()
+	require.NoError(t, first.Release(bg()))
+	r := <-second
+	require.NoError(t, r.err)
+	assert.Equal(t, before+1, cversion(), "a hold found at once, with nobody behind it when it listed, marked its release")
+
+	before = cversion()
+	require.NoError(t, r.hold.Release(bg()))
+	assert.Equal(t, before+3, cversion(), "a hold that waited did not mark its release")
+}
