@@ -54,7 +54,7 @@ func BenchmarkContended(b *testing.B) {
 		removeAtEnd(b, admin, root)
 		data := recipes.DefaultData()
 		contend(b, func(sess *recipes.Session) (locker, error) {
-			return &markedLocker{conn: sess.Conn(), dir: dir, data: data}, nil
+			return &markedLocker{rawLock{conn: sess.Conn(), dir: dir, data: data}}, nil
 		})
 	})
 	b.Run("floor", func(b *testing.B) {
@@ -64,7 +64,7 @@ func BenchmarkContended(b *testing.B) {
 		removeAtEnd(b, admin, root)
 		data := recipes.DefaultData()
 		contend(b, func(sess *recipes.Session) (locker, error) {
-			return &floorLocker{conn: sess.Conn(), dir: dir, data: data}, nil
+			return &floorLocker{rawLock{conn: sess.Conn(), dir: dir, data: data}}, nil
 		})
 	})
 }
@@ -110,29 +110,48 @@ func (l *zkLocker) unlock() error { return l.l.Unlock() }
 // costs the holder's delete and one notification, the floor issue 10 names,
 // with the same writes as every lock of this kind: the most hand-offs per
 // second such a lock can make in this benchmark.
-type floorLocker struct {
+type floorLocker struct{ rawLock }
+
+// rawLock is the node of floorLocker and markedLocker: a protected
+// ephemeral sequential node, as a Mutex's, made with go-zookeeper directly.
+type rawLock struct {
 	conn *zk.Conn
 	dir  string
 	data []byte
 	node string
 }
 
-func (l *floorLocker) lock() error {
+// create makes our node.
+func (l *rawLock) create() error {
 	node, err := l.conn.Create(l.dir+"/_c_"+uuid()+"-lock-", l.data, zk.FlagEphemeralSequential, acl)
-	if err != nil {
-		return err
-	}
 	l.node = node
+	return err
+}
+
+// place lists the directory and returns our place in line (0 first, -1 if
+// our node is gone) and the path of the node just ahead, if any.
+func (l *rawLock) place() (int, string, error) {
 	names, _, err := l.conn.Children(l.dir)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	nodes := seqnode.ParseAll(names, "lock-")
-	i := seqnode.Index(nodes, path.Base(node))
+	i := seqnode.Index(nodes, path.Base(l.node))
 	if i <= 0 {
-		return nil // first in line (or gone, which the unlock will show)
+		return i, "", nil
 	}
-	ok, _, ev, err := l.conn.ExistsW(l.dir + "/" + nodes[i-1].Name)
+	return i, l.dir + "/" + nodes[i-1].Name, nil
+}
+
+func (l *floorLocker) lock() error {
+	if err := l.create(); err != nil {
+		return err
+	}
+	i, ahead, err := l.place()
+	if err != nil || i <= 0 {
+		return err // first in line (or gone, which the unlock will show)
+	}
+	ok, _, ev, err := l.conn.ExistsW(ahead)
 	if err != nil || !ok {
 		return err // an error, or the node ahead is gone already
 	}
@@ -155,30 +174,17 @@ func (l *floorLocker) unlock() error { return l.conn.Delete(l.node, -1) }
 // trusts a mark) and never writes a mark it did not see, which leaves a
 // watch behind in the rare round where a mark watch comes too late: neither
 // matters for exclusion here, where nobody's node is deleted by anyone else.
-type markedLocker struct {
-	conn *zk.Conn
-	dir  string
-	data []byte
-	node string
-}
+type markedLocker struct{ rawLock }
 
 func (l *markedLocker) lock() error {
-	node, err := l.conn.Create(l.dir+"/_c_"+uuid()+"-lock-", l.data, zk.FlagEphemeralSequential, acl)
-	if err != nil {
+	if err := l.create(); err != nil {
 		return err
 	}
-	l.node = node
 	for {
-		names, _, err := l.conn.Children(l.dir)
-		if err != nil {
-			return err
+		i, ahead, err := l.place()
+		if err != nil || i <= 0 {
+			return err // first in line (or gone, which the unlock will show)
 		}
-		nodes := seqnode.ParseAll(names, "lock-")
-		i := seqnode.Index(nodes, path.Base(node))
-		if i <= 0 {
-			return nil // first in line (or gone, which the unlock will show)
-		}
-		ahead := l.dir + "/" + nodes[i-1].Name
 		marked := make(chan (<-chan zk.Event), 1)
 		if i > 1 {
 			go func() {
