@@ -166,6 +166,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 			return h, nil
 		case p.holds:
 			h := dir.hold(sess, spec, path, token)
+			h.marks = *marks
 			if behind {
 				h.marks = spec.ownMark(*marks, path)
 			}
