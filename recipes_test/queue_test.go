@@ -472,3 +472,50 @@ func TestReleaseMarksWhenSomeoneMayLook(t *testing.T) {
 	require.NoError(t, r.hold.Release(bg()))
 	assert.Equal(t, before+3, cversion(), "a hold that waited did not mark its release")
 }
+
+// TestOwedMarksAreBounded: a waiter owes the mark of each node ahead that
+// left unmarked (it writes them when its own node goes, to spend its
+// watches), but at most seqnode.MaxOwed of them, so that the multi stays
+// small. Here every waiter ahead of it gives up, from the back, one by one.
+func TestOwedMarksAreBounded(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	for _, p := range []string{root, path} { // persistent: read after the queue empties
+		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	defer func() {
+		require.NoError(t, admin.Delete(path, -1))
+		require.NoError(t, admin.Delete(root, -1))
+	}()
+	first, err := newMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+	const ahead = seqnode.MaxOwed + 1
+	cancels := make([]context.CancelFunc, ahead)
+	gaveUp := make([]<-chan lockResult, ahead)
+	for i := range ahead {
+		var ctx context.Context
+		ctx, cancels[i] = context.WithCancel(bg())
+		defer cancels[i]()
+		gaveUp[i] = lockInBackground(t, admin, connect(t), ctx, path, i+2)
+	}
+	sx := connect(t)
+	x := lockInBackground(t, admin, sx, bg(), path, ahead+2)
+	nodes := inQueueOrder(t, admin, path) // holder, the others, x
+	for i := ahead; i >= 1; i-- {
+		eventually(t, "x to watch the mark of the node ahead", func() bool { return watchedBy(t, seqnode.MarkOf(nodes[i]), sx.ID()) })
+		cancels[i-1]()
+		require.ErrorIs(t, (<-gaveUp[i-1]).err, context.Canceled)
+	}
+	require.NoError(t, first.Release(bg()))
+	r := <-x
+	require.NoError(t, r.err)
+	_, st, err := admin.Exists(path)
+	require.NoError(t, err)
+	require.NoError(t, r.hold.Release(bg()))
+	_, after, err := admin.Exists(path)
+	require.NoError(t, err)
+	// Each mark is a create and a delete; then x's own node goes.
+	assert.Equal(t, st.Cversion+2*(seqnode.MaxOwed+1)+1, after.Cversion, "marks written by x's release")
+}

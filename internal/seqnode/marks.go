@@ -61,17 +61,17 @@ import (
 // delete is left to the session in the background (a Release or a
 // give-up whose delete could not reach ZooKeeper in time: that delete is
 // plain); ZooKeeper refused a mark (then the node is deleted plainly); or the
-// waiter owes more than maxOwed.
+// waiter owes more than MaxOwed.
 
-// maxOwed bounds the marks a waiter keeps to write (see above), so that the
+// MaxOwed bounds the marks a waiter keeps to write (see above), so that the
 // multi that writes them stays small; a mark dropped leaves its watch set
 // until the session ends. A waiter owes more than a few only when many
 // waiters ahead of it leave, one after another, from the back.
-const maxOwed = 32
+const MaxOwed = 32
 
-// owe adds a mark to those a waiter keeps to write, unless it keeps maxOwed.
+// owe adds a mark to those a waiter keeps to write, unless it keeps MaxOwed.
 func owe(marks *[]string, mark string) {
-	if len(*marks) < maxOwed {
+	if len(*marks) < MaxOwed {
 		*marks = append(*marks, mark)
 	}
 }
