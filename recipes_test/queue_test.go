@@ -519,3 +519,40 @@ func TestOwedMarksAreBounded(t *testing.T) {
 	// Each mark is a create and a delete; then x's own node goes.
 	assert.Equal(t, st.Cversion+2*(seqnode.MaxOwed+1)+1, after.Cversion, "marks written by x's release")
 }
+
+// TestReleaseWhenAMarkIsRefused: a release whose mark ZooKeeper refuses
+// (here a node of the mark's name is in the way) deletes its node plainly:
+// the hold is released all the same, and the waiter behind, if any, reads
+// the queue.
+func TestReleaseWhenAMarkIsRefused(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	for _, p := range []string{root, path} { // persistent: read after the queue empties
+		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	defer func() {
+		require.NoError(t, admin.Delete(path, -1))
+		require.NoError(t, admin.Delete(root, -1))
+	}()
+	first, err := newMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+	second := lockInBackground(t, admin, connect(t), bg(), path, 2)
+	require.NoError(t, first.Release(bg()))
+	r := <-second
+	require.NoError(t, r.err) // a hold that waited: it marks its release
+
+	mark := seqnode.MarkOf(r.hold.Node())
+	_, err = admin.Create(mark, nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, before, err := admin.Exists(path)
+	require.NoError(t, err)
+	require.NoError(t, r.hold.Release(bg()))
+	assert.ErrorIs(t, r.hold.Err(), locks.ErrReleased)
+	_, after, err := admin.Exists(path)
+	require.NoError(t, err)
+	assert.Equal(t, before.Cversion+1, after.Cversion, "the node was not deleted plainly")
+	assert.Equal(t, []string{strings.TrimPrefix(mark, path+"/")}, children(t, admin, path))
+	require.NoError(t, admin.Delete(mark, -1))
+}

@@ -47,6 +47,11 @@ import (
 //     else reads the children; a session that cannot count its lost
 //     connections (recipes.NewSession) never trusts one.
 //
+// Nothing else makes a node of a mark's name. One made by hand in the lock's
+// directory would be read as a mark, as a lock node deleted by hand is read
+// as released; and while it stands, releases that would write that mark
+// are refused by ZooKeeper and delete plainly.
+//
 // Why a waiter writes marks at all. An exists watch on a path that is never
 // created stays set, in ZooKeeper and in go-zookeeper, until the session
 // ends; go-zookeeper can neither remove one (ZooKeeper's removeWatches) nor
