@@ -296,6 +296,22 @@ func inQueueOrder(t *testing.T, admin *zk.Conn, path string) []string {
 	return names
 }
 
+// persistentLockDir makes root and the lock directory path below it
+// persistent nodes, so that the directory's child version can be read after
+// its queue empties (a container may be reaped then), and deletes them when
+// t ends.
+func persistentLockDir(t *testing.T, admin *zk.Conn, root, path string) {
+	t.Helper()
+	for _, p := range []string{root, path} {
+		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() {
+		require.NoError(t, admin.Delete(path, -1))
+		require.NoError(t, admin.Delete(root, -1))
+	})
+}
+
 // A lockResult is what a Lock in the background came to.
 type lockResult struct {
 	hold *locks.Hold
@@ -445,14 +461,7 @@ func TestReleaseMarksWhenSomeoneMayLook(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	for _, p := range []string{root, path} { // persistent: the counter outlives an empty queue
-		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
-		require.NoError(t, err)
-	}
-	defer func() {
-		require.NoError(t, admin.Delete(path, -1))
-		require.NoError(t, admin.Delete(root, -1))
-	}()
+	persistentLockDir(t, admin, root, path)
 	cversion := func() int32 {
 		_, st, err := admin.Exists(path)
 		require.NoError(t, err)
@@ -481,14 +490,7 @@ func TestOwedMarksAreBounded(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	for _, p := range []string{root, path} { // persistent: read after the queue empties
-		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
-		require.NoError(t, err)
-	}
-	defer func() {
-		require.NoError(t, admin.Delete(path, -1))
-		require.NoError(t, admin.Delete(root, -1))
-	}()
+	persistentLockDir(t, admin, root, path)
 	first, err := newMutex(t, connect(t), path).Lock(bg())
 	require.NoError(t, err)
 	const ahead = seqnode.MaxOwed + 1
@@ -528,14 +530,7 @@ func TestReleaseWhenAMarkIsRefused(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	for _, p := range []string{root, path} { // persistent: read after the queue empties
-		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
-		require.NoError(t, err)
-	}
-	defer func() {
-		require.NoError(t, admin.Delete(path, -1))
-		require.NoError(t, admin.Delete(root, -1))
-	}()
+	persistentLockDir(t, admin, root, path)
 	first, err := newMutex(t, connect(t), path).Lock(bg())
 	require.NoError(t, err)
 	second := lockInBackground(t, admin, connect(t), bg(), path, 2)

@@ -99,9 +99,14 @@ func TestTelemetry(t *testing.T) {
 	<-expired.Done()
 	require.ErrorIs(t, expired.Err(), recipes.ErrSessionExpired)
 
+	// The hold's end is told first (Done) and recorded just after.
 	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(bg(), &rm))
 	mutex := attribute.String("recipe", "mutex")
+	eventually(t, "the expired hold's loss to be recorded", func() bool {
+		require.NoError(t, reader.Collect(bg(), &rm))
+		return sum(t, rm, "zkrecipes.losses", mutex, attribute.String("cause", "session_expired")) > 0 &&
+			count(t, rm, "zkrecipes.hold.duration", mutex, attribute.String("end", "lost")) > 1
+	})
 	assert.Equal(t, int64(4), sum(t, rm, "zkrecipes.acquisitions", mutex, attribute.String("result", "acquired")))
 	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.acquisitions", mutex, attribute.String("result", "busy")))
 	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.acquisitions", mutex, attribute.String("result", "canceled")))
