@@ -99,13 +99,16 @@ func TestTelemetry(t *testing.T) {
 	<-expired.Done()
 	require.ErrorIs(t, expired.Err(), recipes.ErrSessionExpired)
 
-	// The hold's end is told first (Done) and recorded just after.
+	// A hold's end is told first (Done) and recorded just after; a
+	// session's end closes its Done before it records the state.
 	var rm metricdata.ResourceMetrics
 	mutex := attribute.String("recipe", "mutex")
-	eventually(t, "the expired hold's loss to be recorded", func() bool {
+	eventually(t, "the expired hold's loss and session to be recorded", func() bool {
 		require.NoError(t, reader.Collect(bg(), &rm))
 		return sum(t, rm, "zkrecipes.losses", mutex, attribute.String("cause", "session_expired")) > 0 &&
-			count(t, rm, "zkrecipes.hold.duration", mutex, attribute.String("end", "lost")) > 1
+			count(t, rm, "zkrecipes.hold.duration", mutex, attribute.String("end", "lost")) > 1 &&
+			sum(t, rm, "zkrecipes.session.states", attribute.String("state", "lost")) > 0 &&
+			sum(t, rm, "zkrecipes.session.states", attribute.String("state", "expired")) > 0
 	})
 	assert.Equal(t, int64(4), sum(t, rm, "zkrecipes.acquisitions", mutex, attribute.String("result", "acquired")))
 	assert.Equal(t, int64(1), sum(t, rm, "zkrecipes.acquisitions", mutex, attribute.String("result", "busy")))
