@@ -48,24 +48,23 @@ func BenchmarkContended(b *testing.B) {
 		})
 	})
 	b.Run("marked", func(b *testing.B) {
-		admin, root := newRoot(b)
-		dir := root + "/marked"
-		ensurePersistent(b, admin, dir)
-		removeAtEnd(b, admin, root)
-		data := recipes.DefaultData()
-		contend(b, func(sess *recipes.Session) (locker, error) {
-			return &markedLocker{rawLock{conn: sess.Conn(), dir: dir, data: data}}, nil
-		})
+		contendRaw(b, func(l rawLock) locker { return &markedLocker{l} })
 	})
 	b.Run("floor", func(b *testing.B) {
-		admin, root := newRoot(b)
-		dir := root + "/floor"
-		ensurePersistent(b, admin, dir)
-		removeAtEnd(b, admin, root)
-		data := recipes.DefaultData()
-		contend(b, func(sess *recipes.Session) (locker, error) {
-			return &floorLocker{rawLock{conn: sess.Conn(), dir: dir, data: data}}, nil
-		})
+		contendRaw(b, func(l rawLock) locker { return &floorLocker{l} })
+	})
+}
+
+// contendRaw runs contend with lockers made by newLocker over a rawLock
+// each, in a persistent directory, with the Mutex's node data.
+func contendRaw(b *testing.B, newLocker func(rawLock) locker) {
+	admin, root := newRoot(b)
+	dir := root + "/lock"
+	ensurePersistent(b, admin, dir)
+	removeAtEnd(b, admin, root)
+	data := recipes.DefaultData()
+	contend(b, func(sess *recipes.Session) (locker, error) {
+		return newLocker(rawLock{conn: sess.Conn(), dir: dir, data: data}), nil
 	})
 }
 

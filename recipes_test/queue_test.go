@@ -296,12 +296,15 @@ func inQueueOrder(t *testing.T, admin *zk.Conn, path string) []string {
 	return names
 }
 
-// persistentLockDir makes root and the lock directory path below it
-// persistent nodes, so that the directory's child version can be read after
-// its queue empties (a container may be reaped then), and deletes them when
-// t ends.
-func persistentLockDir(t *testing.T, admin *zk.Conn, root, path string) {
+// heldInPersistentDir makes a lock directory below a fresh root, both
+// persistent nodes (so that the directory's child version can be read after
+// its queue empties: a container may be reaped then), deleted when t ends,
+// and takes the mutex there. It returns the admin connection, the lock's
+// path and the hold.
+func heldInPersistentDir(t *testing.T) (*zk.Conn, string, *locks.Hold) {
 	t.Helper()
+	admin, root := newRoot(t)
+	path := root + "/lock"
 	for _, p := range []string{root, path} {
 		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
 		require.NoError(t, err)
@@ -310,6 +313,17 @@ func persistentLockDir(t *testing.T, admin *zk.Conn, root, path string) {
 		require.NoError(t, admin.Delete(path, -1))
 		require.NoError(t, admin.Delete(root, -1))
 	})
+	first, err := newMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+	return admin, path, first
+}
+
+// childVersion reads the child version of the node at path.
+func childVersion(t *testing.T, admin *zk.Conn, path string) int32 {
+	t.Helper()
+	_, st, err := admin.Exists(path)
+	require.NoError(t, err)
+	return st.Cversion
 }
 
 // A lockResult is what a Lock in the background came to.
@@ -459,17 +473,8 @@ func TestMarkedHandOffAfterReconnectReads(t *testing.T) {
 // more.
 func TestReleaseMarksWhenSomeoneMayLook(t *testing.T) {
 	t.Parallel()
-	admin, root := newRoot(t)
-	path := root + "/lock"
-	persistentLockDir(t, admin, root, path)
-	cversion := func() int32 {
-		_, st, err := admin.Exists(path)
-		require.NoError(t, err)
-		return st.Cversion
-	}
-
-	first, err := newMutex(t, connect(t), path).Lock(bg())
-	require.NoError(t, err)
+	admin, path, first := heldInPersistentDir(t)
+	cversion := func() int32 { return childVersion(t, admin, path) }
 	second := lockInBackground(t, admin, connect(t), bg(), path, 2)
 	before := cversion()
 	require.NoError(t, first.Release(bg()))
@@ -488,11 +493,7 @@ func TestReleaseMarksWhenSomeoneMayLook(t *testing.T) {
 // small. Here every waiter ahead of it gives up, from the back, one by one.
 func TestOwedMarksAreBounded(t *testing.T) {
 	t.Parallel()
-	admin, root := newRoot(t)
-	path := root + "/lock"
-	persistentLockDir(t, admin, root, path)
-	first, err := newMutex(t, connect(t), path).Lock(bg())
-	require.NoError(t, err)
+	admin, path, first := heldInPersistentDir(t)
 	const ahead = seqnode.MaxOwed + 1
 	cancels := make([]context.CancelFunc, ahead)
 	gaveUp := make([]<-chan lockResult, ahead)
@@ -513,13 +514,10 @@ func TestOwedMarksAreBounded(t *testing.T) {
 	require.NoError(t, first.Release(bg()))
 	r := <-x
 	require.NoError(t, r.err)
-	_, st, err := admin.Exists(path)
-	require.NoError(t, err)
+	before := childVersion(t, admin, path)
 	require.NoError(t, r.hold.Release(bg()))
-	_, after, err := admin.Exists(path)
-	require.NoError(t, err)
 	// Each mark is a create and a delete; then x's own node goes.
-	assert.Equal(t, st.Cversion+2*(seqnode.MaxOwed+1)+1, after.Cversion, "marks written by x's release")
+	assert.Equal(t, before+2*(seqnode.MaxOwed+1)+1, childVersion(t, admin, path), "marks written by x's release")
 }
 
 // TestReleaseWhenAMarkIsRefused: a release whose mark ZooKeeper refuses
@@ -528,26 +526,19 @@ func TestOwedMarksAreBounded(t *testing.T) {
 // the queue.
 func TestReleaseWhenAMarkIsRefused(t *testing.T) {
 	t.Parallel()
-	admin, root := newRoot(t)
-	path := root + "/lock"
-	persistentLockDir(t, admin, root, path)
-	first, err := newMutex(t, connect(t), path).Lock(bg())
-	require.NoError(t, err)
+	admin, path, first := heldInPersistentDir(t)
 	second := lockInBackground(t, admin, connect(t), bg(), path, 2)
 	require.NoError(t, first.Release(bg()))
 	r := <-second
 	require.NoError(t, r.err) // a hold that waited: it marks its release
 
 	mark := seqnode.MarkOf(r.hold.Node())
-	_, err = admin.Create(mark, nil, 0, zk.WorldACL(zk.PermAll))
+	_, err := admin.Create(mark, nil, 0, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
-	_, before, err := admin.Exists(path)
-	require.NoError(t, err)
+	before := childVersion(t, admin, path)
 	require.NoError(t, r.hold.Release(bg()))
 	assert.ErrorIs(t, r.hold.Err(), locks.ErrReleased)
-	_, after, err := admin.Exists(path)
-	require.NoError(t, err)
-	assert.Equal(t, before.Cversion+1, after.Cversion, "the node was not deleted plainly")
+	assert.Equal(t, before+1, childVersion(t, admin, path), "the node was not deleted plainly")
 	assert.Equal(t, []string{strings.TrimPrefix(mark, path+"/")}, children(t, admin, path))
 	require.NoError(t, admin.Delete(mark, -1))
 }
