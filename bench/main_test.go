@@ -25,6 +25,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
@@ -95,8 +96,9 @@ func (w warmedUp) Run() int {
 	return w.m.Run()
 }
 
-// warmUp makes, watches, lists and deletes sequential nodes for d, the
-// requests the locks send, and removes what it made.
+// warmUp makes, watches, lists and deletes sequential nodes for d, with the
+// requests the locks send (a release's marking multi and a mark's watch
+// among them), and removes what it made.
 func warmUp(d time.Duration) error {
 	servers, err := zktest.Shared()
 	if err != nil {
@@ -123,13 +125,20 @@ func warmUp(d time.Duration) error {
 		if err != nil {
 			return err
 		}
+		mark := seqnode.MarkOf(node)
 		if _, _, _, err := conn.GetW(node); err != nil {
+			return err
+		}
+		if _, _, _, err := conn.ExistsW(mark); err != nil {
 			return err
 		}
 		if _, _, err := conn.Children(dir); err != nil {
 			return err
 		}
-		if err := conn.Delete(node, -1); err != nil {
+		if _, err := conn.Multi(
+			&zk.CreateRequest{Path: mark, Acl: acl, Flags: zk.FlagEphemeral},
+			&zk.DeleteRequest{Path: mark, Version: -1},
+			&zk.DeleteRequest{Path: node, Version: -1}); err != nil {
 			return err
 		}
 	}
