@@ -35,13 +35,15 @@ func (l leaseLocker) Lock(ctx context.Context) (*locks.Hold, error) {
 
 func (l leaseLocker) Path() string { return l.sem.Path() }
 
-// TestSemaphoreNeverExceedsMax has 10 clients, each holding one of 5 leases
-// for a while: never more than 5 at once, and 5 at some point.
+// TestSemaphoreNeverExceedsMax has 10 clients take one of 5 leases 3 times
+// each: never more than 5 at once, and 5 at once when each of the first
+// five to get one keeps it until all five have.
 func TestSemaphoreNeverExceedsMax(t *testing.T) {
 	t.Parallel()
 	_, root := newRoot(t)
 	const clients, most = 10, 5
 	tr := newTracker(map[string]int{"L": most})
+	full := tr.filled("L")
 	var wg sync.WaitGroup
 	for range clients {
 		sem := newSemaphore(t, connect(t), root+"/sem", most)
@@ -52,7 +54,11 @@ func TestSemaphoreNeverExceedsMax(t *testing.T) {
 					return
 				}
 				tr.enter("L")
-				time.Sleep(200 * time.Millisecond) // the work done under the lease
+				select {
+				case <-full:
+				case <-time.After(waitLong):
+					t.Errorf("%d leases held at most, want %d", tr.peakOf("L"), most)
+				}
 				tr.leave("L")
 				assert.NoError(t, leases[0].Release(bg()))
 			}

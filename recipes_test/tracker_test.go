@@ -18,10 +18,14 @@ type tracker struct {
 	peak       map[string]int
 	entries    map[string]int
 	violations []string
+	full       map[string]chan struct{} // closed once limit[kind] are inside
 }
 
 func newTracker(limit map[string]int, exclusive ...string) *tracker {
-	tr := &tracker{limit: limit, exclusive: map[string]bool{}, active: map[string]int{}, peak: map[string]int{}, entries: map[string]int{}}
+	tr := &tracker{limit: limit, exclusive: map[string]bool{}, active: map[string]int{}, peak: map[string]int{}, entries: map[string]int{}, full: map[string]chan struct{}{}}
+	for k := range limit {
+		tr.full[k] = make(chan struct{})
+	}
 	for _, k := range exclusive {
 		tr.exclusive[k] = true
 	}
@@ -38,10 +42,23 @@ func (tr *tracker) enter(kind string) {
 	}
 	tr.active[kind]++
 	tr.entries[kind]++
-	tr.peak[kind] = max(tr.peak[kind], tr.active[kind])
-	if l, ok := tr.limit[kind]; ok && tr.active[kind] > l {
+	before := tr.peak[kind]
+	tr.peak[kind] = max(before, tr.active[kind])
+	l, ok := tr.limit[kind]
+	switch {
+	case ok && tr.active[kind] > l:
 		tr.violations = append(tr.violations, fmt.Sprintf("%d %s inside, limit %d", tr.active[kind], kind, l))
+	case ok && before < l && tr.active[kind] == l:
+		close(tr.full[kind])
 	}
+}
+
+// filled returns a channel closed once the limit of kind has been inside at
+// once (nil, which never closes, if kind has no limit).
+func (tr *tracker) filled(kind string) <-chan struct{} {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.full[kind]
 }
 
 func (tr *tracker) leave(kind string) {

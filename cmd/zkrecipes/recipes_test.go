@@ -22,6 +22,16 @@ import (
 // enterLeave is a command that logs "+ pid" and "- pid" around a pause.
 const enterLeave = `echo "+ $$" >> "$1"; sleep 0.2; echo "- $$" >> "$1"`
 
+// meet is a command that logs "+ pid", waits until the log ($1) has $2
+// entries, and logs "- pid"; it gives up with status 3 after 30 s. Two
+// commands that must both be inside at once for either to leave show that
+// the lock let them in together, whatever the timing.
+const meet = `echo "+ $$" >> "$1"; i=0
+while [ "$(grep -c '^+' "$1")" -lt "$2" ]; do
+	i=$((i+1)); [ "$i" -ge 600 ] && exit 3; sleep 0.05
+done
+echo "- $$" >> "$1"`
+
 // runAll runs the argument lists as concurrent zkrecipes invocations and
 // returns their exit codes and stderr.
 func runAll(t *testing.T, invocations ...[]string) ([]int, []string) {
@@ -35,7 +45,8 @@ func runAll(t *testing.T, invocations ...[]string) ([]int, []string) {
 	return codes, stderrs
 }
 
-// peak replays an enterLeave log and returns the most commands inside at once.
+// peak replays an enterLeave or meet log and returns the most commands
+// inside at once.
 func peak(t *testing.T, log string) (most, entries int) {
 	t.Helper()
 	b, err := os.ReadFile(log)
@@ -57,20 +68,19 @@ func TestRLockSharesWLockExcludes(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	path := zktest.Root(t, admin) + "/rw"
 	log := filepath.Join(t.TempDir(), "log")
-	var invocations [][]string
-	for _, sub := range []string{"rlock", "rlock", "rlock", "wlock", "rlock"} {
-		invocations = append(invocations, []string{sub, path, "--", "sh", "-c", enterLeave, "sh", log})
-	}
-	codes, stderrs := runAll(t, invocations...)
-	assert.Equal(t, []int{0, 0, 0, 0, 0}, codes, "%q", stderrs)
+	// Two readers, each waiting inside for the other: status 3 if one
+	// waited in vain.
+	reader := []string{"rlock", path, "--", "sh", "-c", meet, "sh", log, "2"}
+	codes, stderrs := runAll(t, reader, reader)
+	assert.Equal(t, []int{0, 0}, codes, "%q", stderrs)
 	most, entries := peak(t, log)
-	assert.Equal(t, 5, entries)
-	assert.Greater(t, most, 1, "readers never overlapped")
+	assert.Equal(t, 2, entries)
+	assert.Equal(t, 2, most)
 
 	// The writer was alone: replay again, tracking who was inside.
 	wlog := filepath.Join(t.TempDir(), "wlog")
 	writer := []string{"wlock", path, "--", "sh", "-c", `echo "+ W" >> "$1"; sleep 0.2; echo "- W" >> "$1"`, "sh", wlog}
-	reader := []string{"rlock", path, "--", "sh", "-c", `echo "+ R" >> "$1"; sleep 0.2; echo "- R" >> "$1"`, "sh", wlog}
+	reader = []string{"rlock", path, "--", "sh", "-c", `echo "+ R" >> "$1"; sleep 0.2; echo "- R" >> "$1"`, "sh", wlog}
 	codes, _ = runAll(t, reader, writer, reader, writer, reader)
 	assert.Equal(t, []int{0, 0, 0, 0, 0}, codes)
 	b, err := os.ReadFile(wlog)
@@ -88,7 +98,8 @@ func TestSemaphoreCommandBoundsConcurrency(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	path := zktest.Root(t, admin) + "/sem"
 	log := filepath.Join(t.TempDir(), "log")
-	args := []string{"semaphore", path, "--leases", "2", "--", "sh", "-c", enterLeave, "sh", log}
+	// The first two in wait for each other, so two are inside at once.
+	args := []string{"semaphore", path, "--leases", "2", "--", "sh", "-c", meet, "sh", log, "2"}
 	codes, stderrs := runAll(t, args, args, args, args)
 	assert.Equal(t, []int{0, 0, 0, 0}, codes, "%q", stderrs)
 	most, entries := peak(t, log)
