@@ -43,12 +43,12 @@ fuzz:
 # ZKBENCH_MAX_WAITERS and ZKBENCH_MAX_MIB bound BenchmarkQueue (see bench/README.md).
 # Each of the BENCHCOUNT runs is a whole pass, in turn, not -count: a slow
 # spell of the machine then hits every benchmark of a pass alike, not all the
-# runs of one.
+# runs of one. ZKBENCH_PASS starts each pass's lockers at a different one.
 bench: deps
 	{ for i in $$(seq $(BENCHCOUNT)); do \
-		$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 3h ./bench/; done; \
+		ZKBENCH_PASS=$$i $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 3h ./bench/; done; \
 	for i in $$(seq $(BENCHCOUNT)); do \
-		ZKBENCH_DELAY=$(BENCHDELAY) $(GO) test -run '^$$' -bench '^BenchmarkContended' -benchmem \
+		ZKBENCH_PASS=$$i ZKBENCH_DELAY=$(BENCHDELAY) $(GO) test -run '^$$' -bench '^BenchmarkContended' -benchmem \
 			-count 1 -timeout 1h ./bench/; done; } | tee bench.txt
 	$(GO) run ./bench/ratio < bench.txt
 

@@ -30,33 +30,34 @@ const contenders = 8
 // wake-up (see markedLocker), and owned the least one that also keeps the
 // Mutex's loss promise can do (markedLocker with own).
 func BenchmarkContended(b *testing.B) {
-	b.Run("mutex", func(b *testing.B) {
-		_, root := newRoot(b)
-		path := root + "/mutex"
-		contend(b, func(sess *recipes.Session) (locker, error) {
-			m, err := locks.NewMutex(sess, path)
-			return &mutexLocker{m: m}, err
-		})
-	})
-	b.Run("zk.Lock", func(b *testing.B) {
-		admin, root := newRoot(b)
-		// zk.Lock makes the lock's directory and its parents persistent.
-		removeAtEnd(b, admin, root)
-		path := root + "/zklock"
-		data := recipes.DefaultData()
-		contend(b, func(sess *recipes.Session) (locker, error) {
-			return &zkLocker{l: zk.NewLock(sess.Conn(), path, acl), data: data}, nil
-		})
-	})
-	b.Run("marked", func(b *testing.B) {
-		contendRaw(b, func(l rawLock) locker { return &markedLocker{rawLock: l} })
-	})
-	b.Run("owned", func(b *testing.B) {
-		contendRaw(b, func(l rawLock) locker { return &markedLocker{rawLock: l, own: true} })
-	})
-	b.Run("floor", func(b *testing.B) {
-		contendRaw(b, func(l rawLock) locker { return &floorLocker{l} })
-	})
+	runInTurn(b,
+		sub{"mutex", func(b *testing.B) {
+			_, root := newRoot(b)
+			path := root + "/mutex"
+			contend(b, func(sess *recipes.Session) (locker, error) {
+				m, err := locks.NewMutex(sess, path)
+				return &mutexLocker{m: m}, err
+			})
+		}},
+		sub{"zk.Lock", func(b *testing.B) {
+			admin, root := newRoot(b)
+			// zk.Lock makes the lock's directory and its parents persistent.
+			removeAtEnd(b, admin, root)
+			path := root + "/zklock"
+			data := recipes.DefaultData()
+			contend(b, func(sess *recipes.Session) (locker, error) {
+				return &zkLocker{l: zk.NewLock(sess.Conn(), path, acl), data: data}, nil
+			})
+		}},
+		sub{"marked", func(b *testing.B) {
+			contendRaw(b, func(l rawLock) locker { return &markedLocker{rawLock: l} })
+		}},
+		sub{"owned", func(b *testing.B) {
+			contendRaw(b, func(l rawLock) locker { return &markedLocker{rawLock: l, own: true} })
+		}},
+		sub{"floor", func(b *testing.B) {
+			contendRaw(b, func(l rawLock) locker { return &floorLocker{l} })
+		}})
 }
 
 // contendRaw runs contend with lockers made by newLocker over a rawLock

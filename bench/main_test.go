@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,29 @@ func TestMain(m *testing.M) {
 	}
 	netDelay = d
 	goleak.VerifyTestMain(zktest.WithServer(warmedUp{m}))
+}
+
+// passEnv names the environment variable that numbers the pass of a run of
+// several (make bench sets it): runInTurn starts each pass's sub-benchmarks
+// at a different one.
+const passEnv = "ZKBENCH_PASS"
+
+// A sub is one sub-benchmark for runInTurn.
+type sub struct {
+	name string
+	f    func(*testing.B)
+}
+
+// runInTurn runs subs, the pass numbered by passEnv starting with sub
+// (pass mod len(subs)) and going round, so that over as many passes as
+// there are subs each comes first once: the first sub-benchmark of a pass
+// tends to do somewhat worse, and its ratios to the others with it.
+func runInTurn(b *testing.B, subs ...sub) {
+	pass, _ := strconv.Atoi(os.Getenv(passEnv)) // unset: 0, the order given
+	for i := range subs {
+		s := subs[(pass+i)%len(subs)]
+		b.Run(s.name, s.f)
+	}
 }
 
 // delayEnv names the environment variable that sets the one-way delay of

@@ -21,9 +21,10 @@ import (
 //
 // Each reports reqs/op and watches/op as counted on the session's socket.
 func BenchmarkUncontended(b *testing.B) {
-	b.Run("floor", benchFloor)
-	b.Run("mutex", benchMutexUncontended)
-	b.Run("zk.Lock", benchZKLockUncontended)
+	runInTurn(b,
+		sub{"floor", benchFloor},
+		sub{"mutex", benchMutexUncontended},
+		sub{"zk.Lock", benchZKLockUncontended})
 }
 
 func benchFloor(b *testing.B) {
