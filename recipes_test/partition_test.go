@@ -31,15 +31,34 @@ var defaultTick = recipes.WithTickTime(0)
 // told it had lost it (negative: told after).
 func lossRace(t *testing.T, admin *zk.Conn, path string, holder, waiter *recipes.Session, fault func()) time.Duration {
 	t.Helper()
+	margin, _ := race(t, admin, path, holder, waiter, fault, false)
+	return margin
+}
+
+// race is lossRace, with the fault applied before the waiter queues if
+// faultFirst: the holder, which took the lock at once and so watches the
+// lock's directory, is then told of the waiter's node across the fault, and
+// reads its own node on a connection that no longer gets through. It also
+// returns how long after the holder's session ended the holder was told.
+func race(t *testing.T, admin *zk.Conn, path string, holder, waiter *recipes.Session, fault func(), faultFirst bool) (margin, lag time.Duration) {
+	t.Helper()
 	h := newMutex(t, holder, path)
 	held, err := h.Lock(bg())
 	require.NoError(t, err)
-	lost := make(chan time.Time, 1)
+	lost, ended := make(chan time.Time, 1), make(chan time.Time, 1)
 	go func() {
 		<-held.Done()
 		lost <- time.Now()
 	}()
+	go func() {
+		<-holder.Done()
+		ended <- time.Now()
+	}()
 
+	faultAt := time.Now()
+	if faultFirst {
+		fault()
+	}
 	w := newMutex(t, waiter, path)
 	type entry struct {
 		at   time.Time
@@ -54,9 +73,10 @@ func lossRace(t *testing.T, admin *zk.Conn, path string, holder, waiter *recipes
 		entered <- entry{time.Now(), held, err}
 	}()
 	waitQueued(t, admin, path, 2)
-
-	faultAt := time.Now()
-	fault()
+	if !faultFirst {
+		faultAt = time.Now()
+		fault()
+	}
 	e := <-entered
 	require.NoError(t, e.err, "the waiter never got the lock")
 	var lostAt time.Time
@@ -70,10 +90,10 @@ func lossRace(t *testing.T, admin *zk.Conn, path string, holder, waiter *recipes
 	assert.ErrorIs(t, cause, recipes.ErrSessionLost, "told by the client-side deadline")
 	require.NoError(t, e.held.Release(bg()))
 	assert.ErrorIs(t, held.Release(bg()), locks.ErrLockLost)
-	margin := e.at.Sub(lostAt)
+	margin = e.at.Sub(lostAt)
 	t.Logf("loss told %v before the next holder entered (fault to loss %v, session timeout %v)",
 		margin, lostAt.Sub(faultAt), partitionTimeout)
-	return margin
+	return margin, lostAt.Sub(<-ended)
 }
 
 // TestLossBeforeHandOffOneWayPartition: the holder's packets stop reaching
@@ -225,6 +245,29 @@ func TestLossBeforeHandOffNewSession(t *testing.T) {
 		t.Cleanup(proxy.Restore)
 	})
 	assert.GreaterOrEqual(t, margin, partitionTimeout/10)
+}
+
+// TestLossMidReadNewSession: the one-way partition of §1 under NewSession,
+// begun before the waiter queues, so that the holder reads its own node when
+// told of the waiter's (a hold taken at once watches the directory) and that
+// read waits on a connection that go-zookeeper still thinks alive, which the
+// session did not make and does not close. The hold ends with the session
+// all the same, not when the read gives up.
+func TestLossMidReadNewSession(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	proxy := zktest.ProxyT(t)
+	timeout := recipes.WithSessionTimeout(partitionTimeout)
+	holder := newSessionOver(t, zktest.ServersT(t), proxy.Dialer, timeout)
+	margin, lag := race(t, admin, root+"/lock", holder, connect(t, timeout), func() {
+		proxy.StallUp()
+		t.Cleanup(proxy.Restore)
+	}, true)
+	assert.GreaterOrEqual(t, margin, partitionTimeout/10)
+	// go-zookeeper gives the read up at two thirds of the session timeout
+	// after it last heard from the server, about 300 ms after the session's
+	// own deadline here: a hold that waited for it would be told that late.
+	assert.Less(t, lag, 100*time.Millisecond, "the hold was told %v after its session ended", lag)
 }
 
 // newSessionOver makes a go-zookeeper connection of the test's own (through

@@ -36,7 +36,7 @@ type Hold struct {
 	revoked *signal[struct{}] // the first revocation request came
 	arm     chan struct{}     // asks the watcher to watch our node's data
 	stop    context.CancelFunc
-	wg      sync.WaitGroup // joins the watcher
+	wg      sync.WaitGroup // joins the watcher and its reads
 
 	marks []string // the marks the release's delete writes (marks.go)
 
@@ -66,15 +66,6 @@ func newHold(sess znode.Session, path string, token int64, events <-chan zk.Even
 	}
 	h.wg.Add(1)
 	go h.watch(ctx, events, dataWatch)
-	// The watcher may be waiting for a request on a dead connection when
-	// the session ends; the hold must end then all the same.
-	h.wg.Go(func() {
-		select {
-		case <-sess.Done():
-			h.lostUnlessReleased(sess.Err())
-		case <-ctx.Done():
-		}
-	})
 	return h
 }
 
@@ -243,10 +234,34 @@ func (h *Hold) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool
 			// which (re)arms the data watch.
 		}
 		var ok bool
-		if events, ok = h.watchData(ctx); !ok {
+		if events, ok = h.rewatch(ctx); !ok {
 			return
 		}
 		dataWatch, arm = true, nil
+	}
+}
+
+// rewatch runs watchData on a goroutine of its own and waits for it, or for
+// the session's end: the read may wait on a dead connection (a borrowed one,
+// until go-zookeeper gives up) when the session ends, and the hold must end
+// then all the same. The watcher is a hold's only goroutine otherwise: one
+// per hold, not two, is measurably faster under contention.
+func (h *Hold) rewatch(ctx context.Context) (<-chan zk.Event, bool) {
+	type read struct {
+		events <-chan zk.Event
+		ok     bool
+	}
+	done := make(chan read, 1)
+	h.wg.Go(func() {
+		events, ok := h.watchData(ctx)
+		done <- read{events, ok}
+	})
+	select {
+	case r := <-done:
+		return r.events, r.ok
+	case <-h.sess.Done():
+		h.lostUnlessReleased(h.sess.Err())
+		return nil, false
 	}
 }
 
