@@ -233,41 +233,33 @@ func TestLossBeforeHandOffIsolatedFollower(t *testing.T) {
 }
 
 // TestLossBeforeHandOffNewSession: the one-way partition of §1 under a
-// session made by NewSession over the caller's own connection.
+// session made by NewSession over the caller's own connection, begun after
+// the waiter queued, then before ("mid-read"): then the holder, which took
+// the lock at once and so watches the directory, is told of the waiter's
+// node and reads its own node on a connection that go-zookeeper still thinks
+// alive, and which the session did not make and does not close. The hold
+// ends with the session all the same, not when that read gives up.
 func TestLossBeforeHandOffNewSession(t *testing.T) {
 	t.Parallel()
-	admin, root := newRoot(t)
-	proxy := zktest.ProxyT(t)
-	timeout := recipes.WithSessionTimeout(partitionTimeout)
-	holder := newSessionOver(t, zktest.ServersT(t), proxy.Dialer, timeout)
-	margin := lossRace(t, admin, root+"/lock", holder, connect(t, timeout), func() {
-		proxy.StallUp()
-		t.Cleanup(proxy.Restore)
-	})
-	assert.GreaterOrEqual(t, margin, partitionTimeout/10)
-}
-
-// TestLossMidReadNewSession: the one-way partition of §1 under NewSession,
-// begun before the waiter queues, so that the holder reads its own node when
-// told of the waiter's (a hold taken at once watches the directory) and that
-// read waits on a connection that go-zookeeper still thinks alive, which the
-// session did not make and does not close. The hold ends with the session
-// all the same, not when the read gives up.
-func TestLossMidReadNewSession(t *testing.T) {
-	t.Parallel()
-	admin, root := newRoot(t)
-	proxy := zktest.ProxyT(t)
-	timeout := recipes.WithSessionTimeout(partitionTimeout)
-	holder := newSessionOver(t, zktest.ServersT(t), proxy.Dialer, timeout)
-	margin, lag := race(t, admin, root+"/lock", holder, connect(t, timeout), func() {
-		proxy.StallUp()
-		t.Cleanup(proxy.Restore)
-	}, true)
-	assert.GreaterOrEqual(t, margin, partitionTimeout/10)
-	// go-zookeeper gives the read up at two thirds of the session timeout
-	// after it last heard from the server, about 300 ms after the session's
-	// own deadline here: a hold that waited for it would be told that late.
-	assert.Less(t, lag, 100*time.Millisecond, "the hold was told %v after its session ended", lag)
+	for _, faultFirst := range []bool{false, true} {
+		t.Run(map[bool]string{false: "queued", true: "mid-read"}[faultFirst], func(t *testing.T) {
+			t.Parallel()
+			admin, root := newRoot(t)
+			proxy := zktest.ProxyT(t)
+			timeout := recipes.WithSessionTimeout(partitionTimeout)
+			holder := newSessionOver(t, zktest.ServersT(t), proxy.Dialer, timeout)
+			margin, lag := race(t, admin, root+"/lock", holder, connect(t, timeout), func() {
+				proxy.StallUp()
+				t.Cleanup(proxy.Restore)
+			}, faultFirst)
+			assert.GreaterOrEqual(t, margin, partitionTimeout/10)
+			// go-zookeeper gives a read up at two thirds of the session
+			// timeout after it last heard from the server, about 300 ms
+			// after the session's own deadline here: a hold that waited
+			// for it would be told that late.
+			assert.Less(t, lag, 100*time.Millisecond, "the hold was told %v after its session ended", lag)
+		})
+	}
 }
 
 // newSessionOver makes a go-zookeeper connection of the test's own (through
