@@ -295,7 +295,7 @@ func (h *Hold) watchData(ctx context.Context) (<-chan zk.Event, bool) {
 // the watcher reports nothing (the events it sees may be the delete's own
 // doing), so the delete's answer is the last word on the node. The delete is
 // sent first and the watcher stopped after, so that a hand-off does not wait
-// for the watcher's goroutines.
+// for the watcher (or a read of our node it has in flight) to end.
 func (h *Hold) Release(ctx context.Context) error {
 	h.mu.Lock()
 	h.releasing = true
