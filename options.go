@@ -44,6 +44,7 @@ type options struct {
 	chroot         string // "" for none
 	chrootSet      bool
 	chrootErr      error
+	nilOption      bool // an Option was nil
 }
 
 // authCreds are one WithAuth.
@@ -52,6 +53,10 @@ type authCreds struct{ scheme, auth string }
 func buildOptions(opts []Option) options {
 	o := options{timeout: DefaultSessionTimeout, connectTimeout: DefaultConnectTimeout, logger: quietLogger{}}
 	for _, opt := range opts {
+		if opt == nil {
+			o.nilOption = true
+			continue
+		}
 		opt(&o)
 	}
 	return o
@@ -60,6 +65,8 @@ func buildOptions(opts []Option) options {
 // check reports options no session can work with.
 func (o options) check() error {
 	switch {
+	case o.nilOption:
+		return fmt.Errorf("%w: a nil Option", ErrInvalid)
 	case o.timeout <= 0:
 		return fmt.Errorf("%w: session timeout %v is not positive", ErrInvalid, o.timeout)
 	case o.connectTimeout <= 0:

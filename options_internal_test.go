@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -34,5 +35,13 @@ func TestACLsThatSplitPermissionsAreAccepted(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "grants nobody "+perm+" permission") {
 			t.Errorf("an ACL without %s: %v", perm, err)
 		}
+	}
+}
+
+// TestNilOptionIsRefused: a nil Option is bad input, not a panic.
+func TestNilOptionIsRefused(t *testing.T) {
+	err := buildOptions([]Option{WithSessionTimeout(DefaultSessionTimeout), nil}).check()
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "nil Option") {
+		t.Errorf("a nil Option: %v", err)
 	}
 }

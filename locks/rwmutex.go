@@ -115,6 +115,7 @@ func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
 		name := w.node.Name()
 		spec.Sequence = seqnode.SequenceOf(name, writeLockName)
 		spec.Holds = readHolds(name)
+		spec.Token = w.node.Token()
 	}
 	return acquire(ctx, rw.sess, rw.readKey, spec, take)
 }

@@ -134,7 +134,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, take taker) ([]*Hold, bo
 }
 
 // take takes n lease nodes, or none, while holding the gate.
-func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hold, bool, error) {
+func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.Hold, _ bool, err error) {
 	if n < 1 || (s.count == "" && n > s.max) {
 		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", ErrInvalid, n, s.at.Path, s.max)
 	}
@@ -155,6 +155,9 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hol
 		release, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
 		defer stop()
 		_ = gate.Release(release)
+		if errors.Is(err, ErrOtherRecipe) {
+			s.removeEmptyDirs(release)
+		}
 	}()
 	// Our gate node is under the path now, so a recipe of another kind
 	// that lists the path after us sees it, and refuses. Whether one came
@@ -187,6 +190,23 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) ([]*seqnode.Hol
 		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
 	return nodes, ok, nil
+}
+
+// removeEmptyDirs deletes the gate's and the leases' directories under the
+// path if they are empty, as ZooKeeper's reaping of containers would later:
+// a semaphore refused for another recipe's path leaves nothing behind, not
+// even the containers its gate made, which would have that recipe refuse its
+// own path until they are reaped (a minute, by default).
+func (s *Semaphore) removeEmptyDirs(ctx context.Context) {
+	for _, dir := range []string{s.leases.Dir, s.gate.Dir} {
+		_ = s.sess.Retry(ctx, func(conn *zk.Conn) error {
+			err := conn.Delete(dir, -1)
+			if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNotEmpty) {
+				return nil
+			}
+			return err
+		})
+	}
 }
 
 // takeLeases takes n leases, or none; it runs under the gate.

@@ -3,6 +3,7 @@ package recipes_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
+	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -19,22 +21,35 @@ import (
 func liveNodes(t *testing.T, conn *zk.Conn, p string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	var walk func(string)
-	walk = func(p string) {
-		data, st, err := conn.Get(p)
-		if errors.Is(err, zk.ErrNoNode) {
-			return
-		}
-		require.NoError(t, err)
+	walkTree(t, conn, p, func(p string, data []byte, st *zk.Stat) {
 		if st.EphemeralOwner > 0 || len(data) > 0 {
 			out[p] = string(data)
 		}
-		for _, c := range children(t, conn, p) {
-			walk(p + "/" + c)
-		}
-	}
-	walk(p)
+	})
 	return out
+}
+
+// tree lists every node under p, p included, containers too.
+func tree(t *testing.T, conn *zk.Conn, p string) []string {
+	t.Helper()
+	var out []string
+	walkTree(t, conn, p, func(p string, _ []byte, _ *zk.Stat) { out = append(out, p) })
+	slices.Sort(out)
+	return out
+}
+
+// walkTree calls visit for every node under p, p included.
+func walkTree(t *testing.T, conn *zk.Conn, p string, visit func(p string, data []byte, st *zk.Stat)) {
+	t.Helper()
+	data, st, err := conn.Get(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return
+	}
+	require.NoError(t, err)
+	visit(p, data, st)
+	for _, c := range children(t, conn, p) {
+		walkTree(t, conn, p+"/"+c, visit)
+	}
 }
 
 // recipeUse is one recipe taking a path: it returns a release, or an error.
@@ -138,6 +153,42 @@ func TestRecipesRefuseAPathAnotherUses(t *testing.T) {
 				t.Errorf("a %s at a path where a %s holds: %v, want ErrOtherRecipe", b.name, a.name, err)
 			}
 			assert.Equal(t, before, liveNodes(t, admin, path), "a refused %s after a %s left something behind", b.name, a.name)
+			require.NoError(t, release())
+		}
+	}
+}
+
+// TestRefusedRecipeCreatesNothing: a refused recipe leaves the path's tree as
+// it found it, containers included, so the recipe that uses the path can go on
+// using it at once. The server here never reaps containers during the test:
+// on the harness's shared one, which reaps them every 100 ms, an emptied
+// container left by the refusal would soon be gone anyway, but a production
+// server takes a minute, and refuses the path's own recipe meanwhile.
+func TestRefusedRecipeCreatesNothing(t *testing.T) {
+	t.Parallel()
+	srv := zktest.StartT(t, zktest.WithSystemProperty("znode.container.checkIntervalMs", "3600000"))
+	admin := zktest.Connect(t, srv.Servers())
+	first, second := connectTo(t, srv.Servers()), connectTo(t, srv.Servers())
+	uses := []recipeUse{mutexUse, writeUse, readUse, semUse, semMutexUse, doubleUse, barrierUse}
+	for i, a := range uses {
+		for j, b := range uses {
+			if a.kind == b.kind || a.kind == "barrier" {
+				continue // as in TestRecipesRefuseAPathAnotherUses
+			}
+			path := "/refused/" + string(rune('a'+i)) + string(rune('a'+j))
+			release, err := a.take(bg(), first, path)
+			require.NoError(t, err, "%s", a.name)
+			before := tree(t, admin, path)
+			ctx, cancel := context.WithTimeout(bg(), waitLong)
+			_, err = b.take(ctx, second, path)
+			cancel()
+			require.ErrorIs(t, err, recipes.ErrOtherRecipe, "a %s at a path where a %s holds", b.name, a.name)
+			assert.Equal(t, before, tree(t, admin, path), "a refused %s after a %s", b.name, a.name)
+			require.NoError(t, release())
+
+			// The path's own recipe takes it again at once.
+			release, err = a.take(bg(), first, path)
+			require.NoError(t, err, "a %s after a refused %s", a.name, b.name)
 			require.NoError(t, release())
 		}
 	}

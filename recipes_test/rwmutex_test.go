@@ -136,6 +136,10 @@ func TestRWMutexDowngrade(t *testing.T) {
 	require.Len(t, writers, 1)
 	seq := func(p string) string { return p[len(p)-10:] }
 	assert.Less(t, seq(readers[0].Path), seq(writers[0].Path), "the downgraded read node must sort ahead of the queued writer")
+	// The writer will hold after the read hold, with its node's creation
+	// zxid as its token, although its node is older than the read node.
+	assert.Equal(t, w.Token(), r.Token(), "the read hold holds at the write node's place")
+	assert.Greater(t, writers[0].Token, r.Token(), "the writer after the read hold would have a smaller token")
 	// The read node sorts ahead of the queued writer, which therefore still
 	// waits; ask the writer's own session, which has seen the release.
 	_, err = writer.Participants(bg())
@@ -148,8 +152,8 @@ func TestRWMutexDowngrade(t *testing.T) {
 }
 
 // TestRWMutexDowngradedHoldIsFull: after a downgrade and the write lock's
-// release, the read Hold has its own token, guard, guarded Multi and
-// revocation, and its context lives on.
+// release, the read Hold has the write hold's token, its own guard, guarded
+// Multi and revocation, and its context lives on.
 func TestRWMutexDowngradedHoldIsFull(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
@@ -171,8 +175,8 @@ func TestRWMutexDowngradedHoldIsFull(t *testing.T) {
 	require.Len(t, readers, 1)
 	require.Empty(t, writers)
 	assert.Equal(t, readers[0].Path, r.Node())
-	assert.Equal(t, readers[0].Token, r.Token())
-	assert.Greater(t, r.Token(), w.Token(), "the read node was created after the write node")
+	assert.Equal(t, w.Token(), r.Token(), "the read hold holds at the write node's place")
+	assert.Greater(t, readers[0].Token, r.Token(), "the read node was created after the write node")
 	guards := r.Guard()
 	require.Len(t, guards, 1)
 	assert.Equal(t, readers[0].Path, guards[0].Path)

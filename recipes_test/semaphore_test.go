@@ -252,3 +252,42 @@ func TestSemaphoreTryAcquireAndLeaseRelease(t *testing.T) {
 	assert.NoError(t, leases[0].Err())
 	require.NoError(t, leases[0].Release(bg()))
 }
+
+// TestLeaseTokenStaysWhileHeld: a lease that waited for a lease to come free
+// holds on a listing made after the release, whose pzxid is its token (larger
+// than its node's creation zxid). Watching its node's data later (Revoked)
+// reads that zxid, which must not replace the token: a hold's token never
+// changes while it lasts.
+func TestLeaseTokenStaysWhileHeld(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sem"
+	first, err := newSemaphore(t, connect(t), path, 1).Acquire(bg(), 1)
+	require.NoError(t, err)
+	got := make(chan []*locks.Hold, 1)
+	go func() {
+		leases, err := newSemaphore(t, connect(t), path, 1).Acquire(bg(), 1)
+		assert.NoError(t, err)
+		got <- leases
+	}()
+	waitQueued(t, admin, path+"/leases", 2) // the second waits for a lease
+	require.NoError(t, first[0].Release(bg()))
+	leases := <-got
+	require.Len(t, leases, 1)
+	h := leases[0]
+	token := h.Token()
+	_, st, err := admin.Exists(h.Node())
+	require.NoError(t, err)
+	require.Greater(t, token, st.Czxid, "the token is the pzxid of the listing after the release")
+
+	revoked := h.Revoked() // watches the node's data: reads it
+	_, err = admin.Set(h.Node(), []byte("__REVOKE__"), -1)
+	require.NoError(t, err)
+	select {
+	case <-revoked: // the node has been read twice by now
+	case <-time.After(waitLong):
+		t.Fatal("the revocation request was not heard")
+	}
+	assert.Equal(t, token, h.Token(), "the token changed while the lease was held")
+	require.NoError(t, h.Release(bg()))
+}

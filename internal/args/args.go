@@ -86,6 +86,9 @@ type Target struct {
 func Check[S any, P Session[S], O ~func(*Options)](sess P, path string, opts []O, more ...error) (Target, error) {
 	var o Options
 	for _, opt := range opts {
+		if opt == nil {
+			return Target{}, fmt.Errorf("%w: a nil option", ErrInvalid)
+		}
 		opt(&o)
 	}
 	if err := Where(sess, path); err != nil {

@@ -40,6 +40,10 @@ func TestCheck(t *testing.T) {
 	if !strings.Contains(err.Error(), "MaxDataSize") {
 		t.Errorf("the common checks come before the recipe's own: %v", err)
 	}
+	_, err = Check(sess, "/a", []option{withData(nil), nil})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "nil option") {
+		t.Errorf("a nil option: %v", err)
+	}
 	for _, c := range []struct {
 		sess *session
 		path string

@@ -36,6 +36,12 @@ type Spec struct {
 	// node's place in the queue (Curator 5.5's CURATOR-621 fix).
 	Sequence string
 
+	// Token, if not 0, is the hold's fencing token instead of its node's
+	// zxid: a downgrade's read node, which holds at its write node's place
+	// in the queue, keeps the write hold's token, so that a writer queued
+	// before the downgrade, which holds after it, has a larger one.
+	Token int64
+
 	// Relist makes a waiter read the children again whenever its watched
 	// node goes, instead of applying the deletion to the listing it has.
 	// Only layouts where a node can appear ahead of a queued one need it.
@@ -152,6 +158,9 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 			leave(sess, path, marks)
 			return nil, err
 		}
+		if spec.Token != 0 {
+			h.setToken(spec.Token)
+		}
 		if err := h.readToken(ctx, spec.Bare); err != nil {
 			abandon(sess, h)
 			return nil, err
@@ -160,6 +169,12 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 		// that made it the holder after its session's deadline passed:
 		// that hold is no hold.
 		if err := sess.Err(); err != nil {
+			abandon(sess, h)
+			return nil, err
+		}
+		// A wait that saw its turn come and ctx end at once may have
+		// taken either: a ctx that has ended takes no lock.
+		if err := context.Cause(ctx); err != nil {
 			abandon(sess, h)
 			return nil, err
 		}
@@ -240,7 +255,13 @@ func findOurs(conn *zk.Conn, sess znode.Session, dir, uuid string) (string, erro
 	return p, nil
 }
 
+// findByUUID looks for the node of our create with uuid. It syncs first: the
+// create's reply may have been lost, so the client may now be connected to a
+// follower that has not applied it yet, and a listing there would not show it.
 func findByUUID(conn *zk.Conn, dir, uuid string) (string, error) {
+	if _, err := conn.Sync(dir); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return "", err
+	}
 	children, _, err := conn.Children(dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return "", nil

@@ -151,7 +151,8 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 	}()
 	revoked := false
 	// The first listing, made right after our create, may prove our
-	// token: a later one, after other changes, cannot.
+	// token (tokenFromListing); a later one proves one only when no lock
+	// node was created after ours.
 	token := dir.token
 	p := spec.place(dir.nodes, name)
 	behind := followed(dir.nodes, name) // nodes after ours when we list
@@ -175,7 +176,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 			// Wait for any change among the children (only one waiter
 			// at a time does this: the semaphore's gate holder), then
 			// read them again, with a new watch. The listing that will
-			// show we hold cannot prove our token, so it is read now,
+			// show we hold may not prove our token, so it is read now,
 			// while we wait, not after.
 			if token == 0 && !spec.Bare {
 				if token, err = readCzxid(ctx, sess, path); err != nil {
@@ -434,7 +435,7 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, path st
 			return false, err
 		}
 		*own = &o
-		*revoked = bytes.Equal(o.data, RevokeData)
+		*revoked = *revoked || bytes.Equal(o.data, RevokeData)
 	}
 	switch {
 	case errors.Is(err, zk.ErrNoNode):

@@ -98,7 +98,7 @@ func (h *Hold) readToken(ctx context.Context, bare bool) error {
 	case st == nil:
 		return fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
 	}
-	h.setToken(st.Czxid)
+	h.setTokenIfUnknown(st.Czxid)
 	return nil
 }
 
@@ -106,6 +106,14 @@ func (h *Hold) setToken(t int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.token = t
+}
+
+func (h *Hold) setTokenIfUnknown(t int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.token == 0 {
+		h.token = t
+	}
 }
 
 // Done is closed when the hold ends: lost, or released.
@@ -278,7 +286,10 @@ func (h *Hold) watchData(ctx context.Context) (<-chan zk.Event, bool) {
 		h.lostUnlessReleasing(own.err)
 		return nil, false
 	}
-	h.setToken(own.stat.Czxid)
+	// A token known already stays: the listing that showed we hold may
+	// have proved a later zxid than our node's creation (tokenFromListing),
+	// and a hold's token never changes while it lasts.
+	h.setTokenIfUnknown(own.stat.Czxid)
 	if bytes.Equal(own.data, RevokeData) {
 		h.revoke()
 	}
