@@ -18,8 +18,17 @@ import (
 // the session's error: the session's ephemeral nodes die with it, so for them
 // that is as good as success. Errors that retrying cannot mend (such as
 // zk.ErrNotEmpty or zk.ErrNoAuth) are returned at once.
+//
+// A Session made by NewSession can end (Close, or ErrSessionLost) while the
+// caller's connection keeps its ZooKeeper session, and with it the nodes.
+// Then, if the connection is connected with that same session, Delete still
+// sends the delete, once; if it is not, the node lives until the connection
+// is closed or its session expires.
 func (s *Session) Delete(ctx context.Context, path string) error {
 	err := s.Retry(ctx, func(conn *zk.Conn) error { return deleteNode(conn, path) })
+	if err != nil && errors.Is(err, s.Err()) {
+		return s.deleteOutlived(path)
+	}
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
@@ -35,4 +44,23 @@ func deleteNode(conn *zk.Conn, path string) error {
 		return nil
 	}
 	return err
+}
+
+// deleteOutlived deletes a node of a Session that has ended while its
+// connection, which the caller made (NewSession), may still have the same
+// ZooKeeper session: it returns nil once the node is gone, and the session's
+// error if it cannot tell (not connected now, or connected with another
+// session, under which the node died with the old one).
+func (s *Session) deleteOutlived(path string) error {
+	err := s.Err()
+	if s.owned || err == nil || errors.Is(err, ErrSessionExpired) {
+		return err
+	}
+	if s.conn.State() != zk.StateHasSession || s.conn.SessionID() != s.ID() {
+		return err
+	}
+	if deleteNode(s.conn, path) != nil {
+		return err
+	}
+	return nil
 }

@@ -176,6 +176,15 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 // when no tickTime is given. Close ends the Session but leaves the connection
 // open.
 //
+// The connection's ZooKeeper session can outlive the Session: after Close,
+// or after ErrSessionLost (the client-side deadline gives up first, and the
+// connection may come back). The nodes of locks still held or waited for
+// then live on with it. Release, and an acquire that fails, still delete
+// their node when the connection has that session at the time; any node left
+// goes only when the connection is closed or its session expires. So close
+// the connection when the Session ends with ErrSessionLost: a new Session on
+// it would queue behind its own old nodes.
+//
 // go-zookeeper's event channel holds a few events and drops the rest when
 // full, so a session made this way also recognises expiry from the watches
 // go-zookeeper drops and from a changed session id. Prefer Connect, whose

@@ -172,6 +172,53 @@ func TestNewSessionWrapsAConnection(t *testing.T) {
 	assert.Empty(t, children(t, admin, root+"/lock"))
 }
 
+// TestNewSessionEndedStillDeletesItsNodes: a NewSession Session can end while
+// the caller's connection keeps its ZooKeeper session, and with it the
+// session's nodes: lost to its client-side deadline in a stall shorter than
+// the timeout ZooKeeper granted, or closed. A Release then still deletes the
+// node, so the lock goes on to the next waiter instead of staying taken for
+// as long as the connection lives.
+func TestNewSessionEndedStillDeletesItsNodes(t *testing.T) {
+	t.Parallel()
+	for _, end := range []string{"lost", "closed"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			admin, root := newRoot(t)
+			path := root + "/lock"
+			proxy := zktest.ProxyT(t)
+			// ZooKeeper grants 20 s; the Session is told less, the
+			// safe direction, so that it gives up first.
+			conn, events, err := zk.Connect([]string{proxy.Addr()}, 20*time.Second, zk.WithLogger(quiet{}))
+			require.NoError(t, err)
+			t.Cleanup(conn.Close)
+			s, err := recipes.NewSession(bg(), conn, events, recipes.WithSessionTimeout(testSessionTimeout),
+				recipes.WithTickTime(testTickTime))
+			require.NoError(t, err)
+			held, err := newMutex(t, s, path).Lock(bg())
+			require.NoError(t, err)
+			got := lockAndUnlock(newMutex(t, connect(t), path), nil)
+			waitQueued(t, admin, path, 2)
+
+			if end == "lost" {
+				proxy.Stall()
+				select {
+				case <-held.Done():
+				case <-time.After(waitLong):
+					t.Fatal("the hold was not lost in the stall")
+				}
+				require.ErrorIs(t, s.Err(), recipes.ErrSessionLost)
+				proxy.Restore()
+			} else {
+				require.NoError(t, s.Close())
+			}
+			eventually(t, "the connection to have its session", func() bool { return conn.State() == zk.StateHasSession })
+			assert.ErrorIs(t, held.Release(bg()), locks.ErrLockLost)
+			require.NoError(t, <-got, "the waiter did not get the lock")
+			assert.Empty(t, children(t, admin, path))
+		})
+	}
+}
+
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}

@@ -356,7 +356,10 @@ func (h *Hold) delete(ctx context.Context) error {
 	case gone:
 		return fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
 	case err != nil && sessErr != nil && errors.Is(err, sessErr):
-		// The session ended while we held: the node died with it.
+		// The session ended while we held: the node died with it, unless
+		// the caller's connection (NewSession) kept its ZooKeeper session,
+		// which Session.Delete still deletes it on if it can.
+		_ = h.sess.Delete(ctx, h.path)
 		return fmt.Errorf("%w: %w", ErrLost, sessErr)
 	case err != nil && ctx.Err() != nil:
 		// Hand the delete to the session, which goes on in the
