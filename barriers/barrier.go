@@ -68,7 +68,20 @@ func (b *Barrier) Set(ctx context.Context) error {
 // and the barrier stays as it is.
 func (b *Barrier) Remove(ctx context.Context) error {
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		return znode.IgnoreNoNode(conn.Delete(b.at.Dir, -1))
+		err := conn.Delete(b.at.Dir, -1)
+		if !errors.Is(err, zk.ErrNotEmpty) {
+			return znode.IgnoreNoNode(err)
+		}
+		// A lock cannot tell a barrier's node from a parent of its
+		// nodes, so one may have come to use it: say whose they are.
+		names, _, lerr := conn.Children(b.at.Dir)
+		if lerr != nil {
+			return err
+		}
+		if kerr := layout.Check(b.at.Path, names, layout.Barrier); kerr != nil {
+			return kerr
+		}
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("barriers: remove %s: %w", b.at.Path, err)

@@ -301,3 +301,30 @@ func TestDoubleBarrierRecoversFromLostCreateReply(t *testing.T) {
 	require.NoError(t, b.Leave(ctx))
 	assert.Empty(t, children(t, admin, path))
 }
+
+// TestBarrierRemoveNamesTheLockUnderIt: a lock cannot tell a barrier's node
+// from a parent of its nodes, so it may take one; the barrier's Remove then
+// says which recipe's node keeps it up, with ErrOtherRecipe, and the barrier
+// stays up.
+func TestBarrierRemoveNamesTheLockUnderIt(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/b"
+	s := connect(t)
+	b, err := barriers.NewBarrier(s, path)
+	require.NoError(t, err)
+	require.NoError(t, b.Set(bg()))
+	held, err := newMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+	err = b.Remove(bg())
+	require.ErrorIs(t, err, recipes.ErrOtherRecipe)
+	assert.Contains(t, err.Error(), "mutex's node")
+	up, err := b.IsSet(bg())
+	require.NoError(t, err)
+	assert.True(t, up)
+	require.NoError(t, held.Release(bg()))
+	require.NoError(t, b.Remove(bg()), "the lock's node is gone")
+	up, err = b.IsSet(bg())
+	require.NoError(t, err)
+	assert.False(t, up)
+}

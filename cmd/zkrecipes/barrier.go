@@ -26,12 +26,12 @@ func barrierCommands() []command {
 
 Enter the double barrier at PATH (Curator's DistributedDoubleBarrier): wait
 until N members have entered, run CMD (with ZKRECIPES_BARRIER_PATH in its
-environment), then wait until every member has left. It cannot try once:
--n and --timeout 0 are usage errors.
+environment), then wait until every member has left. --timeout bounds
+entering and leaving, each. It cannot try once: -n and --timeout 0 are usage
+errors.
 
   --members N   the member count that opens the barrier (required)
-` + waitFlagsUsage + `                (--timeout bounds entering and leaving each)
-` + exitUsageText,
+` + waitOnlyFlagsUsage + exitUsageText,
 			run: doubleBarrierCommand,
 		},
 		{

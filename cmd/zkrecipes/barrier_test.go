@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -175,6 +177,38 @@ func TestDemoRunsAgainstAGivenServer(t *testing.T) {
 	for _, want := range []string{"has the write lock, alone", "moves 10", "left /zkrecipes-demo/batch", "nothing lost"} {
 		assert.Contains(t, stdout, want)
 	}
+}
+
+// TestDemoInterruptedLeavesNothing: a signal to the demo while its workers
+// are at work is passed on to them; the demo waits for them, removes its
+// files and exits 130, and nothing of it is left running.
+func TestDemoInterruptedLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	cmd := command(t, "demo")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the workers join its group
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	// If the test fails, nothing of the demo outlives it.
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && !strings.Contains(sc.Text(), "entered "+"/zkrecipes-demo/batch") {
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	for sc.Scan() {
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr:\n%s", stderr.String())
+	assert.Equal(t, 130, ee.ExitCode(), "stderr:\n%s", stderr.String())
+	assert.Contains(t, stderr.String(), "interrupted")
+	assert.ErrorIs(t, syscall.Kill(-cmd.Process.Pid, 0), syscall.ESRCH, "a worker outlived the demo")
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the demo left files behind")
 }
 
 // TestDemoWithoutServerSaysHowToGetOne: the installed command never starts a

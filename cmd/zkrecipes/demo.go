@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,24 +101,63 @@ under a multi-lock on both (odd workers name them a,b, even ones b,a).
 
 `, *workers, demoBarrier, *workers, *transfers)
 	tl := &timeline{out: stdout, start: time.Now()}
+	// A signal (Ctrl-C reaches the workers too, from the terminal) is
+	// passed on to every worker, and the demo waits for them all before it
+	// removes its files and exits 130: nothing is left running or behind.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, forwardedSignals...)
+	defer signal.Stop(sigs)
+	var interrupted bool
+	var started []*exec.Cmd
+	forward := func(sig os.Signal) {
+		interrupted = true
+		for _, c := range started {
+			_ = c.Process.Signal(sig) // one that has exited says so; no matter
+		}
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, *workers)
-	for w := 1; w <= *workers; w++ {
+	for w := 1; w <= *workers && !interrupted; w++ {
 		name := fmt.Sprintf("worker-%d", w)
 		cmd := exec.Command(exe, "--servers", strings.Join(servers, ","),
 			"double-barrier", demoBarrier, "--members", strconv.Itoa(*workers), "--data", name, "--",
 			exe, "--servers", strings.Join(servers, ","), demoJobCommand, dir, name, strconv.Itoa(*transfers))
+		wait, err := tl.launch(name, cmd)
+		if err != nil {
+			errs[w-1] = fmt.Errorf("%s: %w", name, err)
+			break
+		}
+		started = append(started, cmd)
 		wg.Go(func() {
-			if err := tl.run(name, cmd); err != nil {
+			if err := wait(); err != nil {
 				errs[w-1] = fmt.Errorf("%s: %w", name, err)
 			}
 		})
 		if w < *workers {
 			// Let the first ones wait a moment for the last, to show it.
-			time.Sleep(400 * time.Millisecond)
+			select {
+			case sig := <-sigs:
+				forward(sig)
+			case <-time.After(400 * time.Millisecond):
+			}
 		}
 	}
-	wg.Wait()
+	finished := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(finished)
+	}()
+	for done := false; !done; {
+		select {
+		case sig := <-sigs:
+			forward(sig)
+		case <-finished:
+			done = true
+		}
+	}
+	if interrupted {
+		return exitError{exitInterrupted, errors.New("demo: interrupted; every worker has stopped")}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -159,9 +199,16 @@ func (tl *timeline) print(who, line string) {
 	fmt.Fprintf(tl.out, "%6.2fs  %-9s %s\n", time.Since(tl.start).Seconds(), who, line)
 }
 
-func (tl *timeline) run(who string, cmd *exec.Cmd) error {
+// launch starts cmd with its output on the timeline, labelled who, and
+// returns what waits for it to end and its output to be printed.
+func (tl *timeline) launch(who string, cmd *exec.Cmd) (wait func() error, err error) {
 	r, w := io.Pipe()
 	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -170,10 +217,12 @@ func (tl *timeline) run(who string, cmd *exec.Cmd) error {
 			tl.print(who, strings.TrimPrefix(sc.Text(), "zkrecipes: "))
 		}
 	}()
-	err := cmd.Run()
-	w.Close()
-	<-done
-	return err
+	return func() error {
+		err := cmd.Wait()
+		w.Close()
+		<-done
+		return err
+	}, nil
 }
 
 // demoState is the shared data the workers guard with their locks: files,

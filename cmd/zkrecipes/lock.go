@@ -34,10 +34,14 @@ and zkrecipes exits 79.
 	revocable := `  --revocable   stop CMD (SIGTERM) when someone revokes the lock (see revoke)
 `
 	mk := func(name, synopsis, what, flags string) command {
+		wait := waitFlagsUsage
+		if name == "multilock" {
+			wait = waitOnlyFlagsUsage // it cannot try once
+		}
 		return command{
 			name:    name,
 			summary: lockSummary,
-			usage:   "usage: zkrecipes " + name + " " + synopsis + "\n\n" + what + "\n\n" + waitFlagsUsage + flags + holding,
+			usage:   "usage: zkrecipes " + name + " " + synopsis + "\n\n" + what + "\n\n" + wait + flags + holding,
 			run:     holdCommand,
 		}
 	}

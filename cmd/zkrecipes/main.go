@@ -112,12 +112,24 @@ error):
 `
 
 // waitFlagsUsage is what every waiting command says of --timeout, -n and
-// --data.
-const waitFlagsUsage = `  --timeout D   give up after D (e.g. 500ms, 30s, 2m) with status 75; it
-                also bounds connecting. Without it, wait as long as it takes
-  --timeout 0, -n
+// --data; waitOnlyFlagsUsage is the same for a command that cannot try once.
+const (
+	waitFlagsUsage     = timeoutUsage + tryOnceUsage + dataUsage
+	waitOnlyFlagsUsage = timeoutUsage + dataUsage
+)
+
+const timeoutUsage = `  --timeout D   give up after D (e.g. 500ms, 30s, 2m) with status 75; it
+                also bounds connecting (no ZooKeeper within D: status 69).
+                Without it, wait as long as it takes, and give up connecting
+                after 15s
+`
+
+const tryOnceUsage = `  --timeout 0, -n
                 try once, like flock -n: exit 75 at once if it is not free
-  --data S      the data of this process's node, which inspect shows
+                (connecting may still take up to 15s)
+`
+
+const dataUsage = `  --data S      the data of this process's node, which inspect shows
                 (default host:pid)
 `
 
@@ -128,8 +140,8 @@ Exit status: CMD's own status (128+N if killed by signal N), or
   65  PATH is used by another kind of recipe, or a semaphore is used with
       another --leases (nothing was created)
   69  ZooKeeper unavailable, or the session lost
-  77  the nodes' ACL does not let this identity in (see --auth)
   75  timed out waiting, or -n found it busy
+  77  the nodes' ACL does not let this identity in (see --auth)
   79  lock lost while CMD ran
   130 interrupted while waiting
 `
