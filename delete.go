@@ -27,7 +27,7 @@ import (
 func (s *Session) Delete(ctx context.Context, path string) error {
 	err := s.Retry(ctx, func(conn *zk.Conn) error { return deleteNode(conn, path) })
 	if err != nil && errors.Is(err, s.Err()) {
-		return s.deleteOutlived(path)
+		return s.deleteOutlived(ctx, path)
 	}
 	if err == nil || ctx.Err() == nil {
 		return err
@@ -50,8 +50,9 @@ func deleteNode(conn *zk.Conn, path string) error {
 // connection, which the caller made (NewSession), may still have the same
 // ZooKeeper session: it returns nil once the node is gone, and the session's
 // error if it cannot tell (not connected now, or connected with another
-// session, under which the node died with the old one).
-func (s *Session) deleteOutlived(path string) error {
+// session, under which the node died with the old one), or if ctx ends first
+// (the delete, sent, is then answered or given up by go-zookeeper).
+func (s *Session) deleteOutlived(ctx context.Context, path string) error {
 	err := s.Err()
 	if s.owned || err == nil || errors.Is(err, ErrSessionExpired) {
 		return err
@@ -59,8 +60,15 @@ func (s *Session) deleteOutlived(path string) error {
 	if s.conn.State() != zk.StateHasSession || s.conn.SessionID() != s.ID() {
 		return err
 	}
-	if deleteNode(s.conn, path) != nil {
+	deleted := make(chan error, 1)
+	go func() { deleted <- deleteNode(s.conn, path) }()
+	select {
+	case derr := <-deleted:
+		if derr != nil {
+			return err
+		}
+		return nil
+	case <-ctx.Done():
 		return err
 	}
-	return nil
 }
