@@ -20,7 +20,7 @@ import (
 // This is Curator's retry loop without its sleeps: it retries exactly when
 // the connection comes back.
 func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error {
-	if err := context.Cause(ctx); err != nil {
+	if err := znode.CtxErr(ctx); err != nil {
 		return err // an ended ctx sends nothing
 	}
 	var retried error // why the previous attempt failed, for the log
@@ -49,7 +49,7 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		case <-s.done:
 			return s.Err()
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return znode.CtxErr(ctx)
 		}
 		if err := s.WaitConnected(ctx); err != nil {
 			return err

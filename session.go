@@ -110,7 +110,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("recipes: connect to %v: %w", addrs, context.Cause(ctx))
+		return nil, fmt.Errorf("recipes: connect to %v: %w", addrs, znode.CtxErr(ctx))
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, o.connectTimeout,
 		fmt.Errorf("no session within the connect timeout %v", o.connectTimeout))
@@ -144,7 +144,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	case <-s.ready:
 	case <-ctx.Done():
 		conn.Close()
-		err := fmt.Errorf("recipes: connect to %v: %w", addrs, context.Cause(ctx))
+		err := fmt.Errorf("recipes: connect to %v: %w", addrs, znode.CtxErr(ctx))
 		if last := lastErr.Load(); last != nil {
 			err = fmt.Errorf("%w (last attempt: %w)", err, *last)
 		}
@@ -206,7 +206,7 @@ func NewSession(ctx context.Context, conn *zk.Conn, events <-chan zk.Event, opts
 				return nil, fmt.Errorf("recipes: new session: %w", zk.ErrClosing)
 			}
 		case <-ctx.Done():
-			return nil, fmt.Errorf("recipes: new session: %w", context.Cause(ctx))
+			return nil, fmt.Errorf("recipes: new session: %w", znode.CtxErr(ctx))
 		}
 	}
 	if err := s.addAuth(ctx); err != nil {
@@ -238,7 +238,7 @@ func NewSession(ctx context.Context, conn *zk.Conn, events <-chan zk.Event, opts
 		return nil, err
 	case <-ctx.Done():
 		s.Close()
-		return nil, fmt.Errorf("recipes: new session: no proof of life yet: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("recipes: new session: no proof of life yet: %w", znode.CtxErr(ctx))
 	}
 }
 
@@ -256,7 +256,7 @@ func (s *Session) addAuth(ctx context.Context) error {
 				return fmt.Errorf("recipes: authenticate with scheme %s: %w", c.scheme, err)
 			}
 		case <-ctx.Done():
-			return fmt.Errorf("recipes: authenticate with scheme %s: %w", c.scheme, context.Cause(ctx))
+			return fmt.Errorf("recipes: authenticate with scheme %s: %w", c.scheme, znode.CtxErr(ctx))
 		}
 	}
 	return nil
@@ -528,7 +528,7 @@ func (s *Session) WaitConnected(ctx context.Context) error {
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return znode.CtxErr(ctx)
 		}
 	}
 }

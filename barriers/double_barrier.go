@@ -100,7 +100,7 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	if b.entered {
 		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, ErrEntered)
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := znode.CtxErr(ctx); err != nil {
 		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, err)
 	}
 	err := b.enter(ctx)

@@ -75,6 +75,8 @@
 // midway: cancellation takes effect when the request in flight returns. A
 // context that has already ended gets its cause back before any request:
 // nothing is created, and a Hold's Context that has ended does not re-enter.
+// An error from a context's end is its cause (context.Cause), which
+// errors.Is also matches with context.Canceled or context.DeadlineExceeded.
 // Release takes a context too: it bounds the wait for ZooKeeper to confirm
 // the delete, past which the session finishes it in the background.
 //

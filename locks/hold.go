@@ -201,7 +201,7 @@ func (h *Hold) Guard() []*zk.CheckVersionRequest {
 // ctx that has ended sends nothing. A multi-lock's members must share one
 // session, or Multi fails with ErrInvalid.
 func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	if err := context.Cause(ctx); err != nil {
+	if err := znode.CtxErr(ctx); err != nil {
 		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
 	}
 	if err := h.Err(); err != nil {
@@ -419,7 +419,7 @@ func wait(ctx context.Context, sess znode.Session, spec seqnode.Spec) (*seqnode.
 // and reports whether it carries one. A ctx that has ended neither re-enters
 // nor queues: the work it would guard has been abandoned.
 func reenter(ctx context.Context, key any, path string) (*Hold, bool, error) {
-	if err := context.Cause(ctx); err != nil {
+	if err := znode.CtxErr(ctx); err != nil {
 		return nil, true, fmt.Errorf("lock %s: %w", path, err)
 	}
 	h := carrying(ctx, key)

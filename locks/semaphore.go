@@ -16,6 +16,7 @@ import (
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
@@ -138,7 +139,7 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 	if n < 1 || (s.count == "" && n > s.max) {
 		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", ErrInvalid, n, s.at.Path, s.max)
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := znode.CtxErr(ctx); err != nil {
 		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
 	gate, ok, err := take(ctx, s.sess, s.gate)

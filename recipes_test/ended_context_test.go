@@ -69,6 +69,7 @@ func TestEndedContextTakesNothing(t *testing.T) {
 	} {
 		err := c.op(ended())
 		assert.ErrorIs(t, err, errGaveUp, c.name)
+		assert.ErrorIs(t, err, context.Canceled, c.name)
 		ok, _, err := admin.Exists(root)
 		require.NoError(t, err)
 		require.False(t, ok, "%s created %s", c.name, root)
@@ -76,7 +77,9 @@ func TestEndedContextTakesNothing(t *testing.T) {
 
 	// A barrier that is up stays up.
 	require.NoError(t, b.Set(bg()))
-	assert.ErrorIs(t, b.Remove(ended()), errGaveUp)
+	err = b.Remove(ended())
+	assert.ErrorIs(t, err, errGaveUp)
+	assert.ErrorIs(t, err, context.Canceled)
 	up, err := b.IsSet(bg())
 	require.NoError(t, err)
 	assert.True(t, up, "Barrier.Remove with an ended context took the barrier down")

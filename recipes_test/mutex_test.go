@@ -186,6 +186,19 @@ func TestMutexTimeoutAndCancelLeaveNoNode(t *testing.T) {
 	assert.ErrorIs(t, <-done, context.Canceled)
 	assert.Equal(t, holderNode, children(t, admin, path), "cancelled waiter left its node")
 
+	// Cancelled with a cause of the caller's: both match.
+	causeCtx, cancelCause := context.WithCancelCause(bg())
+	go func() {
+		_, err := waiter.Lock(causeCtx)
+		done <- err
+	}()
+	waitQueued(t, admin, path, 2)
+	cancelCause(errGaveUp)
+	err = <-done
+	assert.ErrorIs(t, err, errGaveUp)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, holderNode, children(t, admin, path), "cancelled waiter left its node")
+
 	require.NoError(t, held.Release(bg()))
 }
 

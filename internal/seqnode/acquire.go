@@ -96,7 +96,7 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, error) 
 	if !spec.Local {
 		return acquire(ctx, sess, spec, await, nil)
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := znode.CtxErr(ctx); err != nil {
 		return nil, err
 	}
 	return inLocalTurn(ctx, sess, spec, true, func(created func()) (*Hold, error) {
@@ -136,7 +136,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 		defer created()
 	}
 	for {
-		if err := context.Cause(ctx); err != nil {
+		if err := znode.CtxErr(ctx); err != nil {
 			return nil, err
 		}
 		if err := sess.Err(); err != nil {
@@ -174,7 +174,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 		}
 		// A wait that saw its turn come and ctx end at once may have
 		// taken either: a ctx that has ended takes no lock.
-		if err := context.Cause(ctx); err != nil {
+		if err := znode.CtxErr(ctx); err != nil {
 			abandon(sess, h)
 			return nil, err
 		}

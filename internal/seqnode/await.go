@@ -466,7 +466,7 @@ func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk
 		case <-sess.Done():
 			return false, sess.Err()
 		case <-ctx.Done():
-			return false, context.Cause(ctx)
+			return false, znode.CtxErr(ctx)
 		}
 	}
 }

@@ -138,7 +138,7 @@ func inLocalTurn(ctx context.Context, sess znode.Session, spec Spec, wait bool, 
 	case <-turn:
 	case <-ctx.Done():
 		leaveLocal(k, turn) // hands on a turn that came meanwhile
-		return nil, context.Cause(ctx)
+		return nil, znode.CtxErr(ctx)
 	}
 	h, err := take(func() { createdLocal(k, turn) })
 	if err != nil {

@@ -21,7 +21,7 @@ func WaitEvent(ctx context.Context, sess Session, ev <-chan zk.Event) error {
 	case <-sess.Done():
 		return sess.Err()
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return CtxErr(ctx)
 	}
 }
 

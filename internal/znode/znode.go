@@ -9,6 +9,7 @@
 package znode
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -69,3 +70,23 @@ func IgnoreNoNode(err error) error {
 	}
 	return err
 }
+
+// CtxErr is why ctx ended, nil while it lives: its cause (context.Cause),
+// which errors.Is also matches with ctx.Err (context.Canceled or
+// context.DeadlineExceeded) when the cause is an error of the caller's own,
+// as a check for context.Canceled expects. Its message is the cause's.
+func CtxErr(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if cause == nil {
+		return nil
+	}
+	if err := ctx.Err(); !errors.Is(cause, err) {
+		return ctxError{cause, err}
+	}
+	return cause
+}
+
+type ctxError struct{ cause, err error }
+
+func (e ctxError) Error() string   { return e.cause.Error() }
+func (e ctxError) Unwrap() []error { return []error{e.cause, e.err} }
