@@ -238,7 +238,7 @@ func (b *DoubleBarrier) Leave(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.entered {
-		return fmt.Errorf("barriers: leave %s: %w", b.at.Path, ErrNotEntered)
+		return fmt.Errorf("%w: leave %s", ErrNotEntered, b.at.Path)
 	}
 	b.entered = false
 	err := b.leave(ctx)

@@ -31,7 +31,7 @@ entering and leaving, each. It cannot try once: -n and --timeout 0 are usage
 errors.
 
   --members N   the member count that opens the barrier (required)
-` + waitOnlyFlagsUsage + exitUsageText,
+` + waitOnlyFlagsUsage + commandExitUsage,
 			run: doubleBarrierCommand,
 		},
 		{
@@ -44,10 +44,10 @@ errors.
 Put up (set), take down (remove), or wait for the removal of (wait) the
 barrier at PATH (Curator's DistributedBarrier). wait with -n (or --timeout
 0) checks once: 0 if the barrier is down, 75 if it is up. set and remove
-wait for nobody: --timeout bounds connecting and the request.
+wait for nobody: --timeout bounds connecting and the request. --data is the
+data of the barrier's node, for set only.
 
-` + waitFlagsUsage + `                (--data: set only)
-` + exitUsageText,
+` + waitFlagsUsage + barrierExitUsage,
 			run: barrierCommand,
 		},
 	}
@@ -103,7 +103,7 @@ func barrierCommand(g globals, _ string, args []string, _, stderr io.Writer) err
 	case once:
 		var up bool
 		if up, err = b.IsSet(ctx); err == nil && up {
-			return busy("barrier " + pos[0])
+			return exitError{exitTimeout, fmt.Errorf("barrier %s is up (checked once)", pos[0])}
 		}
 	default:
 		fmt.Fprintf(stderr, "zkrecipes: waiting at barrier %s\n", pos[0])
@@ -133,7 +133,10 @@ func doubleBarrierCommand(g globals, _ string, args []string, _, stderr io.Write
 		return usagef("double-barrier: want exactly one PATH, got %d", len(pos))
 	}
 	if *members < 1 {
-		return usagef("double-barrier: --members N (at least 1) is required")
+		if !flagSet(fs, "members") {
+			return usagef("double-barrier: --members N (at least 1) is required")
+		}
+		return usagef("double-barrier: --members %d: must be at least 1", *members)
 	}
 	if once, err := wf.tryOnce("double-barrier"); err != nil || once {
 		return cmp.Or(err, usagef("double-barrier: cannot try once (-n, --timeout 0); give --timeout D"))

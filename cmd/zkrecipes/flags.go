@@ -147,7 +147,9 @@ func parse(fs *flag.FlagSet, args []string) error {
 			msg = fmt.Sprintf("--%s %s: %s", name, value, why)
 		}
 	}
-	msg = strings.Replace(msg, "flag provided but not defined: -", "unknown flag -", 1)
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag " + flagName(name)
+	}
 	if fs.Name() == "zkrecipes" {
 		return usagef("%s", msg)
 	}
@@ -231,4 +233,19 @@ func (w *waitFlags) tryOnce(name string) (bool, error) {
 		return false, usagef("%s: -n and --timeout exclude each other", name)
 	}
 	return w.once || w.timeoutSet && w.timeout == 0, nil
+}
+
+// flagName is how the help writes a flag: --name, or -n for one letter.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// flagSet reports whether the command line gave the flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

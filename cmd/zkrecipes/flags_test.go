@@ -22,6 +22,16 @@ func TestEachCommandHasItsOwnHelp(t *testing.T) {
 		code, same, _ := zkrecipes(t, "help", name)
 		assert.Equal(t, 0, code)
 		assert.Equal(t, help, same, "help %s", name)
+		for line := range strings.Lines(help) {
+			assert.LessOrEqual(t, len(strings.TrimRight(line, "\n")), 80, "%s --help: a line wider than 80 columns: %q", name, line)
+		}
+		if name != "barrier" && name != "revoke" && name != "inspect" && name != "demo" {
+			assert.Contains(t, help, "79  lock lost while CMD ran", "%s --help", name)
+		}
+		assert.NotContains(t, help, "1   revoke: nothing to revoke", "%s --help: another command's exit status", name)
+		if name == "multilock" || name == "double-barrier" {
+			assert.NotContains(t, help, "--timeout 0, -n\n", "%s --help: offers the -n it refuses", name)
+		}
 	}
 	code, help, _ := zkrecipes(t, "lock", "/a", "-h", "--", "true")
 	assert.Equal(t, 0, code)
@@ -52,6 +62,11 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"lock", path, "-n", "--timeout", "1s", "--", "true"}, "-n and --timeout exclude each other"},
 		{[]string{"multilock", path + "," + path + "2", "-n", "--", "true"}, "multilock: cannot try once"},
 		{[]string{"double-barrier", path, "--members", "2", "--timeout", "0", "--", "true"}, "double-barrier: cannot try once"},
+		{[]string{"lock", path, "--bogus", "--", "true"}, "lock: unknown flag --bogus"},
+		{[]string{"lock", path, "-x", "--", "true"}, "lock: unknown flag -x"},
+		{[]string{"semaphore", path, "--", "true"}, "--leases N (at least 1) is required"},
+		{[]string{"semaphore", path, "--leases", "-1", "--", "true"}, "--leases -1: must be at least 1"},
+		{[]string{"double-barrier", path, "--members", "0", "--", "true"}, "--members 0: must be at least 1"},
 		// --auth and --acl (never echoing credentials: see below).
 		{[]string{"--auth", "nocolon", "lock", path, "--", "true"}, "--auth (not shown): not SCHEME:CREDENTIALS"},
 		{[]string{"--auth", "digest:secretuser", "lock", path, "--", "true"}, "--auth (not shown): digest credentials are user:password"},
@@ -105,6 +120,7 @@ func TestTryOnce(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	code, _, stderr = zkrecipes(t, "barrier", "wait", barrier, "--timeout", "0")
 	assert.Equal(t, 75, code, "a barrier that is up: %s", stderr)
+	assert.Contains(t, stderr, barrier+" is up (checked once)")
 	code, _, stderr = zkrecipes(t, "barrier", "remove", barrier, "-n")
 	assert.Equal(t, 0, code, stderr)
 }

@@ -143,7 +143,7 @@ func printInspection(w io.Writer, in inspection) {
 		if in.Open {
 			state = "open"
 		}
-		fmt.Fprintf(w, "%s: double barrier, %s, %d members\n", in.Path, state, len(in.Members))
+		fmt.Fprintf(w, "%s: double barrier, %s, %s\n", in.Path, state, plural(len(in.Members), "member"))
 		for _, m := range in.Members {
 			fmt.Fprintf(w, "  member  %s, for %s  %s\n", dataLabel([]byte(m.Data), m.Revoked), m.age, m.Node)
 		}
@@ -151,7 +151,7 @@ func printInspection(w io.Writer, in inspection) {
 	}
 	what := in.Type
 	if in.MaxLeases > 0 {
-		what = fmt.Sprintf("%s, %d leases", in.Type, in.MaxLeases)
+		what = fmt.Sprintf("%s, %s", in.Type, plural(in.MaxLeases, "lease"))
 	}
 	if in.Holder == nil {
 		fmt.Fprintf(w, "%s: %s, free\n", in.Path, what)
@@ -289,4 +289,12 @@ func dataLabel(data []byte, revoked bool) string {
 		}
 	}
 	return string(data)
+}
+
+// plural is n and the unit, in the plural unless n is 1.
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
 }

@@ -143,7 +143,7 @@ func TestInspectEveryLayout(t *testing.T) {
 		require.Len(t, in.Waiters, 1)
 		assert.Equal(t, []string{"lease", "lease-1"}, []string{in.Holders[0].Kind, in.Holders[0].Data})
 		assert.Equal(t, []string{"lease", "lease-2"}, []string{in.Waiters[0].Kind, in.Waiters[0].Data})
-		assert.Contains(t, text, path+": semaphore, 1 leases, held by lease-1 for ")
+		assert.Contains(t, text, path+": semaphore, 1 lease, held by lease-1 for ")
 
 		// A third waits at the gate, behind lease-2, which waits for a
 		// lease holding the gate.

@@ -30,7 +30,7 @@ While CMD runs its environment has ZKRECIPES_LOCK_PATH, ZKRECIPES_FENCING_TOKEN
 and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN, comma-separated). Signals are
 passed on to CMD. If the lock is lost, CMD gets SIGTERM (SIGKILL 5s later)
 and zkrecipes exits 79.
-` + exitUsageText
+` + commandExitUsage
 	revocable := `  --revocable   stop CMD (SIGTERM) when someone revokes the lock (see revoke)
 `
 	mk := func(name, synopsis, what, flags string) command {
@@ -58,6 +58,9 @@ and zkrecipes exits 79.
 
 // statusEvery is how often a waiting command repeats who holds the lock.
 const statusEvery = 5 * time.Second
+
+// firstReportAfter is how long a multi-lock waits before it says it waits.
+const firstReportAfter = 500 * time.Millisecond
 
 // holdCommand runs a command while holding a recipe: lock, rlock, wlock,
 // semaphore, semaphore-mutex, multilock.
@@ -93,7 +96,10 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 		return usagef("multilock: cannot try once (-n, --timeout 0); give --timeout D")
 	}
 	if name == "semaphore" && leases < 1 {
-		return usagef("semaphore: --leases N (at least 1) is required")
+		if !flagSet(fs, "leases") {
+			return usagef("semaphore: --leases N (at least 1) is required")
+		}
+		return usagef("semaphore: --leases %d: must be at least 1", leases)
 	}
 	if len(wf.data) > recipes.MaxDataSize {
 		return usagef("%s: --data is %d bytes, more than %d", name, len(wf.data), recipes.MaxDataSize)
@@ -199,7 +205,13 @@ func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.
 	report := func() {
 		fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%s)%s\n", ops.path, shortAge(time.Since(start)), ops.status(ctx))
 	}
-	report()
+	// A lock that could not be tried (a multi-lock) may well be free: it
+	// says it waits only if it still does a moment later.
+	first := time.NewTimer(0)
+	if ops.try == nil {
+		first.Reset(firstReportAfter)
+	}
+	defer first.Stop()
 	tick := time.NewTicker(statusEvery)
 	defer tick.Stop()
 	for {
@@ -209,6 +221,8 @@ func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.
 				return nil, waitFailure(wctx, ops.path, r.err)
 			}
 			return r.h, nil
+		case <-first.C:
+			report()
 		case <-tick.C:
 			report()
 		}

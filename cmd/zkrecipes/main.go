@@ -133,16 +133,31 @@ const dataUsage = `  --data S      the data of this process's node, which inspec
                 (default host:pid)
 `
 
-const exitUsageText = `
+// exitUsageText is the exit table of zkrecipes --help; commandExitUsage
+// that of a command that runs CMD, barrierExitUsage that of barrier.
+const (
+	exitUsageText = `
 Exit status: CMD's own status (128+N if killed by signal N), or
   1   revoke: nothing to revoke; inspect: PATH does not exist
-  64  bad usage (nothing was created)
+` + exitRows + exitCmdRows
+	commandExitUsage = `
+Exit status: CMD's own status (128+N if killed by signal N), or
+` + exitRows + exitCmdRows
+	barrierExitUsage = `
+Exit status: 0 when done, or
+` + exitRows + `  130 interrupted while waiting
+`
+)
+
+const exitRows = `  64  bad usage (nothing was created)
   65  PATH is used by another kind of recipe, or a semaphore is used with
       another --leases (nothing was created)
   69  ZooKeeper unavailable, or the session lost
   75  timed out waiting, or -n found it busy
   77  the nodes' ACL does not let this identity in (see --auth)
-  79  lock lost while CMD ran
+`
+
+const exitCmdRows = `  79  lock lost while CMD ran
   130 interrupted while waiting
 `
 

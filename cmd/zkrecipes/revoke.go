@@ -17,10 +17,11 @@ var revokeCmd = command{
 	usage: `usage: zkrecipes revoke PATH [NODE]
 
 Ask the holders of the lock at PATH, or the one NODE (a name under PATH, or
-a full path, below the chroot if --servers gives one), to let go, the way Curator's Revoker does: write __REVOKE__
-into the node. Only mutex and read/write lock nodes can be revoked. A
-holder that does not listen (not --revocable, not makeRevocable) keeps its
-lock; inspect then shows "revocation requested" in place of its data.
+a full path, below the chroot if --servers gives one), to let go, the way
+Curator's Revoker does: write __REVOKE__ into the node. Only mutex and
+read/write lock nodes can be revoked. A holder that does not listen (not
+--revocable, not makeRevocable) keeps its lock; inspect then shows
+"revocation requested" in place of its data.
 
 Exit status: 0 when every node was asked; 1 when there is nothing to revoke
 (nobody holds, or NODE is gone or is not a mutex or read/write lock node);
