@@ -27,9 +27,15 @@ type MultiLock struct {
 	members []Locker // in path order
 }
 
-// NewMultiLock returns a lock over members. It refuses, with an error
-// wrapping ErrInvalid, an empty list, a nil member, and two members with the
-// same path (which would deadlock on each other, or upgrade a read lock).
+// NewMultiLock returns a lock over members. A member that is itself a
+// MultiLock gives its members instead, so that one order covers every lock
+// taken. It refuses, with an error wrapping ErrInvalid, an empty list, a nil
+// member, and two members with the same path (which would deadlock on each
+// other, or upgrade a read lock).
+//
+// The order is that of the members' paths in ZooKeeper (under the session's
+// chroot, for this package's locks), so processes whose sessions have
+// different chroots still take the same locks in the same order.
 func NewMultiLock(members ...Locker) (*MultiLock, error) {
 	if len(members) == 0 {
 		return nil, fmt.Errorf("%w: a multi-lock needs at least one lock", ErrInvalid)
@@ -37,14 +43,30 @@ func NewMultiLock(members ...Locker) (*MultiLock, error) {
 	if i := slices.IndexFunc(members, isNil); i >= 0 {
 		return nil, fmt.Errorf("%w: lock %d of a multi-lock is nil (%T)", ErrInvalid, i, members[i])
 	}
-	sorted := slices.Clone(members)
-	slices.SortStableFunc(sorted, func(a, b Locker) int { return cmp.Compare(a.Path(), b.Path()) })
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i].Path() == sorted[i-1].Path() {
-			return nil, fmt.Errorf("%w: %s appears twice in a multi-lock", ErrInvalid, sorted[i].Path())
+	var flat []Locker
+	for _, m := range members {
+		if ml, ok := m.(*MultiLock); ok {
+			flat = append(flat, ml.members...)
+		} else {
+			flat = append(flat, m)
 		}
 	}
-	return &MultiLock{members: sorted}, nil
+	slices.SortStableFunc(flat, func(a, b Locker) int { return cmp.Compare(orderKey(a), orderKey(b)) })
+	for i := 1; i < len(flat); i++ {
+		if orderKey(flat[i]) == orderKey(flat[i-1]) {
+			return nil, fmt.Errorf("%w: %s appears twice in a multi-lock", ErrInvalid, flat[i].Path())
+		}
+	}
+	return &MultiLock{members: flat}, nil
+}
+
+// orderKey is what a multi-lock orders a member by: its path in ZooKeeper
+// for this package's locks, else its Path.
+func orderKey(l Locker) string {
+	if z, ok := l.(interface{ zkPath() string }); ok {
+		return z.zkPath()
+	}
+	return l.Path()
 }
 
 // isNil reports whether l is nil, or an interface holding a nil pointer (a

@@ -57,6 +57,9 @@ func refuseOthers(path string, own layout.Kind) func([]string) error {
 // Path returns the mutex's path.
 func (m *Mutex) Path() string { return m.key.path }
 
+// zkPath is the mutex's path in ZooKeeper, under the session's chroot.
+func (m *Mutex) zkPath() string { return m.spec.Dir }
+
 // Lock blocks until the mutex is held, and returns the Hold.
 //
 // If ctx carries a Hold of this mutex (it is that Hold's Context, or derived

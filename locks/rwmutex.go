@@ -57,6 +57,9 @@ func NewRWMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) 
 // Path returns the lock's path.
 func (rw *RWMutex) Path() string { return rw.at.Path }
 
+// zkPath is the lock's path in ZooKeeper, under the session's chroot.
+func (rw *RWMutex) zkPath() string { return rw.at.Dir }
+
 func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 	return seqnode.Spec{
 		Dir:      rw.at.Dir,
@@ -143,6 +146,7 @@ type readLocker struct{ rw *RWMutex }
 
 func (r readLocker) Lock(ctx context.Context) (*Hold, error) { return r.rw.RLock(ctx) }
 func (r readLocker) Path() string                            { return r.rw.at.Path }
+func (r readLocker) zkPath() string                          { return r.rw.at.Dir }
 
 // Participants lists the readers and the writers (Kind KindRead or
 // KindWrite), holders and waiters, in one queue order. The holders are the

@@ -35,6 +35,9 @@ func NewSemaphoreMutex(sess *recipes.Session, path string, opts ...recipes.NodeO
 // Path returns the lock's path.
 func (m *SemaphoreMutex) Path() string { return m.sem.at.Path }
 
+// zkPath is the lock's path in ZooKeeper, under the session's chroot.
+func (m *SemaphoreMutex) zkPath() string { return m.sem.at.Dir }
+
 // Lock takes the lock, waiting until it is free or ctx ends, and returns the
 // Hold (see Mutex.Lock; it is not reentrant).
 func (m *SemaphoreMutex) Lock(ctx context.Context) (*Hold, error) {

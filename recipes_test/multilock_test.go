@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -223,6 +224,36 @@ func TestMultiLockBadInputCreatesNothing(t *testing.T) {
 	ok, _, err := admin.Exists(root)
 	require.NoError(t, err)
 	assert.False(t, ok)
+}
+
+// TestMultiLockOneOrderForEveryLock: a member that is a multi-lock gives its
+// members, so one order covers every lock taken (ordering it by its own
+// joined path let {{a,d},c} take d before c while {c,d} took c before d: a
+// deadlock), and a lock it shares with another member is refused; members
+// are ordered by their paths in ZooKeeper, whatever their sessions' chroots.
+func TestMultiLockOneOrderForEveryLock(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	s := connect(t)
+	ad, err := locks.NewMultiMutex(s, []string{root + "/a", root + "/d"})
+	require.NoError(t, err)
+	nested, err := locks.NewMultiLock(ad, newMutex(t, s, root+"/c"))
+	require.NoError(t, err)
+	assert.Equal(t, root+"/a,"+root+"/c,"+root+"/d", nested.Path(), "the order locks are taken in")
+	h, err := nested.Lock(bg())
+	require.NoError(t, err)
+	assert.Len(t, h.Members(), 3)
+	require.NoError(t, h.Release(bg()))
+
+	_, err = locks.NewMultiLock(ad, newMutex(t, s, root+"/a"))
+	assert.ErrorIs(t, err, locks.ErrInvalid, "a lock in a member multi-lock and given again")
+
+	// root/r/b seen from a session chrooted at root/r is "/b", which sorts
+	// before "root/r/a" as a caller's path, but after it in ZooKeeper.
+	chrooted := connect(t, recipes.WithChroot(root+"/r"))
+	mixed, err := locks.NewMultiLock(newMutex(t, chrooted, "/b"), newMutex(t, s, root+"/r/a"))
+	require.NoError(t, err)
+	assert.Equal(t, root+"/r/a,/b", mixed.Path())
 }
 
 func TestSemaphoreMutexIsNotReentrant(t *testing.T) {
