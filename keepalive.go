@@ -73,6 +73,23 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 	timeout := s.timeout()
 	budget := timeout - timeout/10
 	every := timeout / 10
+	// A reconnect may be granted a shorter timeout (a server with a lower
+	// maxSessionTimeout): the leader then expires the session that much
+	// sooner after its last touch, which may be the reconnect's own, and
+	// sooner than the deadline that an earlier proof and the longer timeout
+	// gave. The deadline keeps to the shortest timeout granted: for proofs
+	// made before the reconnect, whose touches ran on a longer one, that is
+	// only earlier than it need be. The reconnect is a proof itself: the
+	// leader touched the session (ZooKeeper revalidates a session a
+	// follower takes over with the leader) after its connection was opened.
+	shorter := func() bool {
+		t := s.timeout()
+		if t >= timeout {
+			return false
+		}
+		timeout, budget, every = t, t-t/10, t/10
+		return true
+	}
 	deadline := time.NewTimer(budget)
 	defer deadline.Stop()
 	if p.proof.IsZero() {
@@ -92,6 +109,14 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 		case <-deadline.C:
 			s.finish(ErrSessionLost)
 			return
+		case opened := <-s.regranted:
+			if shorter() && !p.proof.IsZero() {
+				if opened.After(p.proof) {
+					p.proof = opened
+				}
+				s.setDeadline(p.proof.Add(budget))
+				deadline.Reset(time.Until(p.proof.Add(budget)))
+			}
 		case <-next.C:
 			if s.State() == StateSuspended {
 				// go-zookeeper would only queue it, and send it the
@@ -105,6 +130,10 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 			s.probe(results)
 		case r := <-probes:
 			probes = nil
+			if shorter() && !p.proof.IsZero() {
+				s.setDeadline(p.proof.Add(budget))
+				deadline.Reset(time.Until(p.proof.Add(budget)))
+			}
 			if p.proof.IsZero() && r.err == nil {
 				// The first proof needs a second probe a gap after
 				// this one's answer.

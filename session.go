@@ -53,6 +53,7 @@ type Session struct {
 	ops       sync.WaitGroup // requests in flight through Retry; added to only while the session lives
 
 	dialled     atomic.Pointer[time.Time] // when Connect's dialer last opened a connection
+	regranted   chan time.Time            // Connect: a reconnect's grant, with when its connection was opened
 	disconnects atomic.Int64              // connections lost; see Disconnects
 
 	mu          sync.Mutex // guards the fields below
@@ -71,14 +72,15 @@ var _ znode.Session = (*Session)(nil)
 
 func newSession(o options, owned bool) *Session {
 	return &Session{
-		owned:   owned,
-		opts:    o,
-		acl:     o.nodeACL(),
-		rec:     o.recorder(),
-		done:    make(chan struct{}),
-		ready:   make(chan struct{}),
-		state:   StateConnected,
-		changed: make(chan struct{}),
+		owned:     owned,
+		opts:      o,
+		acl:       o.nodeACL(),
+		rec:       o.recorder(),
+		done:      make(chan struct{}),
+		ready:     make(chan struct{}),
+		state:     StateConnected,
+		changed:   make(chan struct{}),
+		regranted: make(chan time.Time, 1),
 	}
 }
 
@@ -330,6 +332,16 @@ func (s *Session) onEvent(ev zk.Event) {
 		}
 		if s.state == StateSuspended {
 			s.setStateLocked(StateReconnected)
+		}
+		if d := s.dialled.Load(); d != nil {
+			// The keep-alive takes the new grant, which may be shorter,
+			// into account (keepAlive); a newer one replaces one it has
+			// not taken yet.
+			select {
+			case <-s.regranted:
+			default:
+			}
+			s.regranted <- *d
 		}
 	case zk.StateDisconnected:
 		if s.state != StateSuspended {

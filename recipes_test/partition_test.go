@@ -286,3 +286,39 @@ func newSessionOver(t *testing.T, servers []string, dial zk.Dialer, opts ...reci
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+// TestLossBeforeHandOffAfterTimeoutShrinks: a reconnect can be granted a
+// shorter session timeout than the first connection (here the server comes
+// back with a lower maxSessionTimeout, as in a rolling restart; in an
+// ensemble, a member configured differently). The server then expires the
+// session that much sooner, and the holder must still be told before the
+// lock is handed on: its deadline follows the new grant.
+func TestLossBeforeHandOffAfterTimeoutShrinks(t *testing.T) {
+	t.Parallel()
+	srv := zktest.StartT(t)
+	proxy, err := zktest.NewProxy(srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	const path = "/shrinks/lock"
+	holder := connectTo(t, srv.Servers(), recipes.WithDialer(proxy.Dialer),
+		recipes.WithSessionTimeout(20*time.Second), recipes.WithTickTime(testTickTime))
+	require.Equal(t, 20*time.Second, holder.Timeout())
+	held, err := newMutex(t, holder, path).Lock(bg())
+	require.NoError(t, err)
+
+	require.NoError(t, srv.RestartWith("maxSessionTimeout=4000"))
+	eventually(t, "the holder to reconnect with the shorter timeout", func() bool {
+		return holder.Timeout() == 4*time.Second && holder.State() != recipes.StateSuspended
+	})
+	require.NoError(t, held.Err(), "the hold ended in the restart")
+
+	proxy.StallUp() // the server hears nothing more from the holder
+	t.Cleanup(proxy.Restore)
+	waiter := connectTo(t, srv.Servers())
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
+	defer cancel()
+	h, err := newMutex(t, waiter, path).Lock(ctx)
+	require.NoError(t, err, "the server did not expire the holder's session")
+	assert.ErrorIs(t, held.Err(), locks.ErrLockLost, "two holders: the holder was not told before the hand-off")
+	require.NoError(t, h.Release(bg()))
+}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,6 +210,26 @@ func (s *Server) Restart() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.startLocked()
+}
+
+// RestartWith is Restart with zoo.cfg lines ("key=value") added, or
+// replacing those of the same keys: a server whose settings change under its
+// clients, as in a rolling restart.
+func (s *Server) RestartWith(lines ...string) error {
+	if err := s.Stop(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range lines {
+		key, _, _ := strings.Cut(l, "=")
+		s.cfg.extraCfg = slices.DeleteFunc(s.cfg.extraCfg, func(e string) bool { return strings.HasPrefix(e, key+"=") })
+		s.cfg.extraCfg = append(s.cfg.extraCfg, l)
+	}
+	if err := writeConfig(s.cfgPath, baseConfig(filepath.Join(s.dir, "data"), s.port), s.cfg.extraCfg); err != nil {
+		return err
+	}
 	return s.startLocked()
 }
 
