@@ -104,13 +104,18 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, err)
 	}
 	err := b.enter(ctx)
-	if err != nil && b.sess.Err() == nil {
+	switch {
+	case err != nil && b.sess.Err() == nil:
 		// Give up, unless the barrier opened counting us.
 		if opened, gerr := b.giveUp(); gerr != nil {
 			err = errors.Join(err, gerr)
 		} else if opened {
 			err = nil
 		}
+	case err != nil:
+		// Our node died with the session, unless the caller's
+		// connection keeps it (NewSession): Delete sees to that.
+		_ = znode.DeleteDetached(b.sess, b.node)
 	}
 	if err != nil {
 		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, err)
@@ -154,8 +159,36 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 	}
 	// Not enough members yet: the member that completes the count opens
 	// the barrier. Ready is only ever created by such a member, so its
-	// creation needs no second look.
-	return znode.AwaitExists(ctx, b.sess, b.ready, true, ready.ev)
+	// creation is enough: ready may be gone again by the time we could
+	// look, deleted by a member that has left already (or given up
+	// leaving).
+	return awaitCreated(ctx, b.sess, b.ready, ready.ev)
+}
+
+// awaitCreated waits until the node at path is created, given the watch of
+// an ExistsW that found it missing. Any other event on the watch (none
+// should come) means looking again.
+func awaitCreated(ctx context.Context, sess *recipes.Session, path string, ev <-chan zk.Event) error {
+	for {
+		select {
+		case e := <-ev:
+			switch e.Type {
+			case zk.EventNodeCreated:
+				return nil
+			case zk.EventNotWatching:
+				return znode.WatchStopped(sess, e.Err)
+			}
+		case <-sess.Done():
+			return sess.Err()
+		case <-ctx.Done():
+			return znode.CtxErr(ctx)
+		}
+		exists, watch, err := znode.ExistsW(ctx, sess, path)
+		if err != nil || exists {
+			return err
+		}
+		ev = watch
+	}
 }
 
 // tryOpen counts the members and, if there are enough, opens the barrier:

@@ -328,3 +328,38 @@ func TestBarrierRemoveNamesTheLockUnderIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, up)
 }
+
+// TestDoubleBarrierCountedMemberEntersAfterReadyGoes: the barrier opens with
+// a waiting member counted, and the ready node is gone again before that
+// member hears of it (here another member's Leave gave up at once, deleting
+// ready as it went). The member is in all the same: ready's creation is
+// enough, and a second look must not send it back to wait.
+func TestDoubleBarrierCountedMemberEntersAfterReadyGoes(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/db"
+	s, proxy := connectCounted(t)
+	listed := proxy.Counter(func(op int32, p string) bool {
+		return (op == zktest.OpGetChildren || op == zktest.OpGetChildren2) && p == path
+	})
+	a := newDoubleBarrier(t, s, path, 2)
+	c := newDoubleBarrier(t, connect(t), path, 2)
+	entered := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), waitLong)
+		defer cancel()
+		entered <- a.Enter(ctx)
+	}()
+	eventually(t, "the member to count itself alone and wait", func() bool {
+		pending, _ := proxy.Pending()
+		return listed() >= 1 && pending == 0
+	})
+	proxy.StallDown() // what the server tells the member comes late
+	require.NoError(t, c.Enter(bg()), "the second member opens the barrier")
+	gaveUp, cancel := context.WithCancel(bg())
+	cancel()
+	require.Error(t, c.Leave(gaveUp))
+	proxy.Restore()
+	require.NoError(t, <-entered, "a member counted when the barrier opened did not get in")
+	require.NoError(t, a.Leave(bg()))
+}
