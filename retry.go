@@ -17,6 +17,12 @@ import (
 // op must be safe to repeat: a request whose reply was lost may have been
 // applied. If ctx has already ended, op is not called at all.
 //
+// While the session is suspended op waits for the connection to come back:
+// go-zookeeper would queue the request and send it on whatever session the
+// connection has next, which, after an expiry on a connection the caller
+// made (NewSession), is a new one that no Session tracks, and a node created
+// there would outlive everything that could delete it.
+//
 // This is Curator's retry loop without its sleeps: it retries exactly when
 // the connection comes back.
 func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error {
@@ -25,6 +31,9 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 	}
 	var retried error // why the previous attempt failed, for the log
 	for {
+		if err := s.WaitConnected(ctx); err != nil {
+			return err
+		}
 		s.mu.Lock()
 		changed, err := s.changed, s.err
 		if err == nil {
@@ -50,9 +59,6 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 			return s.Err()
 		case <-ctx.Done():
 			return znode.CtxErr(ctx)
-		}
-		if err := s.WaitConnected(ctx); err != nil {
-			return err
 		}
 	}
 }

@@ -267,3 +267,49 @@ func TestSessionExpiryEndsHolds(t *testing.T) {
 	assert.Equal(t, recipes.StateExpired, s.State())
 	assert.ErrorIs(t, held.Release(bg()), locks.ErrLockLost)
 }
+
+// TestNewSessionSendsNothingWhileSuspended: a Lock called while a NewSession
+// Session is suspended must not have go-zookeeper queue its create: after
+// the server expires the session, go-zookeeper opens a new one on the
+// caller's connection and would send the create there, where no Session
+// tracks the node and nothing ever deletes it.
+func TestNewSessionSendsNothingWhileSuspended(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/lock"
+	proxy := zktest.ProxyT(t)
+	// Several addresses, as for an ensemble, all through the proxy: after
+	// an expiry go-zookeeper moves on to the next and opens a new session.
+	conn, events, err := zk.Connect([]string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}, testSessionTimeout,
+		zk.WithDialer(proxy.Dialer), zk.WithLogger(quiet{}))
+	require.NoError(t, err)
+	t.Cleanup(conn.Close)
+	s, err := recipes.NewSession(bg(), conn, events, recipes.WithSessionTimeout(testSessionTimeout),
+		recipes.WithTickTime(testTickTime))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	witness, err := newMutex(t, s, root+"/witness").Lock(bg()) // its node shows when the server expires the session
+	require.NoError(t, err)
+	oldID := conn.SessionID()
+
+	proxy.Stall()
+	eventually(t, "the session to be suspended", func() bool { return s.State() == recipes.StateSuspended })
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), waitLong)
+		defer cancel()
+		_, err := newMutex(t, s, path).Lock(ctx)
+		got <- err
+	}()
+	eventually(t, "the server to expire the session", func() bool { return len(children(t, admin, root+"/witness")) == 0 })
+	proxy.Restore()
+	require.Error(t, <-got)
+	eventually(t, "the connection to have a new session", func() bool {
+		return conn.State() == zk.StateHasSession && conn.SessionID() != oldID
+	})
+	// Anything go-zookeeper had queued is sent before this sync.
+	_, err = conn.Sync("/")
+	require.NoError(t, err)
+	assert.Empty(t, children(t, admin, path), "a lock node on the connection's new session")
+	assert.ErrorIs(t, witness.Release(bg()), locks.ErrLockLost)
+}
