@@ -32,9 +32,14 @@ func (s *Session) Delete(ctx context.Context, path string) error {
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	s.Go(func() {
+	if !s.Go(func() {
 		_ = s.Retry(context.Background(), func(conn *zk.Conn) error { return deleteNode(conn, path) })
-	})
+	}) {
+		// The session has just ended.
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout())
+		defer cancel()
+		return s.deleteOutlived(ctx, path)
+	}
 	return fmt.Errorf("recipes: delete %s goes on in the background: %w", path, err)
 }
 

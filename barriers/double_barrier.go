@@ -226,7 +226,7 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 			return true, nil
 		case errors.Is(err, zk.ErrNodeExists):
 			return true, nil // someone else opened it
-		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrConnectionClosed):
+		case errors.Is(err, zk.ErrNoNode), znode.Retryable(err):
 			continue // a member left, or we do not know: count again
 		default:
 			return false, err

@@ -285,11 +285,27 @@ func (h *Hold) Done() <-chan struct{} { return h.ctx.Done() }
 
 // Err returns nil while the lock is held. Once Done is closed it returns an
 // error wrapping ErrLockLost, with the cause (the node was deleted, or the
-// session ended), or ErrReleased.
+// session ended), or ErrReleased. It also looks at the session's loss
+// deadline itself (Session.Err), so a process that was paused past it learns
+// of the loss from Err even before Done is closed.
 func (h *Hold) Err() error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
+	err := h.err
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, m := range h.members {
+		if err := m.Err(); err != nil {
+			return err
+		}
+	}
+	if h.sess != nil {
+		if serr := h.sess.Err(); serr != nil {
+			return fmt.Errorf("%w: %w", ErrLockLost, serr)
+		}
+	}
+	return nil
 }
 
 // Context returns the context to do the work in. It carries the values of

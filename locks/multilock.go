@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // A MultiLock holds several locks as one: Curator's InterProcessMultiLock,
@@ -131,6 +132,11 @@ func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
 		stop := h.whenEnded(func(err error) { cancel(fmt.Errorf("%s: %w", h.path, err)) })
 		defer stop()
 		members = append(members, h)
+	}
+	// A member lost after it was taken, or ctx ended, as the last one came:
+	// no hold that has ended already, and none for an ended ctx.
+	if err := znode.CtxErr(wctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("multi-lock: %w", err), releaseAll(context.Background(), members))
 	}
 	return newMultiHold(ctx, key, path, members), nil
 }
