@@ -73,30 +73,16 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 	timeout := s.timeout()
 	budget := timeout - timeout/10
 	every := timeout / 10
-	// A reconnect may be granted a shorter timeout (a server with a lower
-	// maxSessionTimeout): the leader then expires the session that much
-	// sooner after its last touch, which may be the reconnect's own, and
-	// sooner than the deadline that an earlier proof and the longer timeout
-	// gave. The deadline keeps to the shortest timeout granted: for proofs
-	// made before the reconnect, whose touches ran on a longer one, that is
-	// only earlier than it need be. The reconnect is a proof itself: the
-	// leader touched the session (ZooKeeper revalidates a session a
-	// follower takes over with the leader) after its connection was opened.
-	shorter := func() bool {
-		t := s.timeout()
-		if t >= timeout {
-			return false
-		}
-		timeout, budget, every = t, t-t/10, t/10
-		return true
-	}
 	deadline := time.NewTimer(budget)
 	defer deadline.Stop()
+	rearm := func() { // after p.proof or budget changed
+		s.setDeadline(p.proof.Add(budget))
+		deadline.Reset(time.Until(p.proof.Add(budget)))
+	}
 	if p.proof.IsZero() {
 		deadline.Stop() // armed at the first proof
 	} else {
-		s.setDeadline(p.proof.Add(budget))
-		deadline.Reset(time.Until(p.proof.Add(budget)))
+		rearm()
 	}
 	next := time.NewTimer(0)
 	defer next.Stop()
@@ -110,12 +96,24 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 			s.finish(ErrSessionLost)
 			return
 		case opened := <-s.regranted:
-			if shorter() && !p.proof.IsZero() {
+			// A reconnect may be granted a shorter timeout (a server
+			// with a lower maxSessionTimeout): the leader then expires
+			// the session that much sooner after its last touch, which
+			// may be the reconnect's own, and sooner than the deadline
+			// that an earlier proof and the longer timeout gave. The
+			// deadline keeps to the shortest timeout granted: for
+			// proofs made before the reconnect, whose touches ran on a
+			// longer one, that is only earlier than it need be. The
+			// reconnect is a proof itself: the leader touched the
+			// session (ZooKeeper revalidates a session that a follower
+			// takes over with the leader) after its connection was
+			// opened.
+			if t := s.timeout(); t < timeout && !p.proof.IsZero() {
+				timeout, budget, every = t, t-t/10, t/10
 				if opened.After(p.proof) {
 					p.proof = opened
 				}
-				s.setDeadline(p.proof.Add(budget))
-				deadline.Reset(time.Until(p.proof.Add(budget)))
+				rearm()
 			}
 		case <-next.C:
 			if s.State() == StateSuspended {
@@ -130,10 +128,6 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 			s.probe(results)
 		case r := <-probes:
 			probes = nil
-			if shorter() && !p.proof.IsZero() {
-				s.setDeadline(p.proof.Add(budget))
-				deadline.Reset(time.Until(p.proof.Add(budget)))
-			}
 			if p.proof.IsZero() && r.err == nil {
 				// The first proof needs a second probe a gap after
 				// this one's answer.
@@ -145,9 +139,8 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 				continue
 			}
 			before := p.proof
-			if proof := p.answered(r.probeTimes); proof != before {
-				s.setDeadline(proof.Add(budget))
-				deadline.Reset(time.Until(proof.Add(budget)))
+			if p.answered(r.probeTimes) != before {
+				rearm()
 				if before.IsZero() && proven != nil {
 					close(proven)
 				}
