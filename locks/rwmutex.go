@@ -3,6 +3,7 @@ package locks
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
@@ -119,6 +120,16 @@ func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
 		spec.Sequence = seqnode.SequenceOf(name, writeLockName)
 		spec.Holds = readHolds(name)
 		spec.Token = w.node.Token()
+		// Only while the write node is there: once it is gone (deleted by
+		// hand, before the write hold noticed), its place in the queue is
+		// no longer ours, and a writer queued behind it may hold already.
+		refuse := spec.Refuse
+		spec.Refuse = func(children []string) error {
+			if !slices.Contains(children, name) {
+				return fmt.Errorf("%w: downgrade: write node %s is gone", ErrLockLost, name)
+			}
+			return refuse(children)
+		}
 	}
 	return acquire(ctx, rw.sess, rw.readKey, spec, take)
 }

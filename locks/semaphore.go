@@ -165,8 +165,16 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 	// before us is checked while the leases are taken, at no wait (and
 	// with no request while the path's children stay as this session's
 	// last check found them); but on first use before agreeMax, which may
-	// write into the path's node.
+	// write into the path's node. The maximum is agreed again whenever the
+	// path's children changed since that check (its cached watch fired):
+	// the path's node, which records the maximum, is a container, which
+	// ZooKeeper reaps, record and all, when the semaphore has been idle.
 	first := !s.agreed.Load()
+	if !first {
+		if cached, _ := layoutVerdict(layoutKey{s.sess, s.at.Dir}); !cached {
+			first = true
+		}
+	}
 	if first {
 		if err := s.firstUse(gated); err != nil {
 			return nil, false, wrapSemaphore(s.at.Path, err)

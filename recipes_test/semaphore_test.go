@@ -291,3 +291,27 @@ func TestLeaseTokenStaysWhileHeld(t *testing.T) {
 	assert.Equal(t, token, h.Token(), "the token changed while the lease was held")
 	require.NoError(t, h.Release(bg()))
 }
+
+// TestSemaphoreAgreesAgainAfterThePathIsReaped: the path's node records the
+// maximum, and ZooKeeper reaps it (a container) when the semaphore is idle.
+// A Semaphore that agreed before records it again on its next acquire, so a
+// client with another maximum is still refused rather than let in beside it.
+func TestSemaphoreAgreesAgainAfterThePathIsReaped(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sem"
+	one := newSemaphore(t, connect(t), path, 1)
+	leases, err := one.Acquire(bg(), 1)
+	require.NoError(t, err)
+	require.NoError(t, leases[0].Release(bg()))
+	eventually(t, "ZooKeeper to reap the idle path", func() bool {
+		ok, _, err := admin.Exists(path)
+		require.NoError(t, err)
+		return !ok
+	})
+	leases, err = one.Acquire(bg(), 1)
+	require.NoError(t, err)
+	_, err = newSemaphore(t, connect(t), path, 2).Acquire(bg(), 1)
+	assert.ErrorIs(t, err, locks.ErrMaxLeases, "a semaphore of 2 let in beside one of 1")
+	require.NoError(t, leases[0].Release(bg()))
+}
