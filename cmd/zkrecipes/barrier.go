@@ -162,7 +162,7 @@ func doubleBarrierCommand(g globals, _ string, args []string, _, stderr io.Write
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting at %s", pos[0])}
 	}
 	fmt.Fprintf(stderr, "zkrecipes: entered %s\n", pos[0])
-	code, _ := runHolding(context.Background(), nil, command, []string{"ZKRECIPES_BARRIER_PATH=" + pos[0]}, w.sigs, stderr)
+	code, _ := runHolding(context.Background(), nil, command, []string{"ZKRECIPES_BARRIER_PATH=" + pos[0]}, g.sessionTimeout, w.sigs, stderr)
 
 	lctx, cancel := withTimeout(context.Background(), wf.timeout)
 	defer cancel()

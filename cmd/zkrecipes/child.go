@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -15,25 +16,47 @@ import (
 	"github.com/zkrecipes/recipes/locks"
 )
 
-// killGrace is how long a command may take to exit after SIGTERM when its
-// lock is lost, before it gets SIGKILL.
-const killGrace = 5 * time.Second
+// revokeGrace is how long a command may take to exit after SIGTERM when its
+// lock is revoked (and still held), before it gets SIGKILL.
+const revokeGrace = 5 * time.Second
+
+// lossGrace is the same when the lock is lost: half the margin by which the
+// session's deadline comes before the server may hand the lock on (a tenth
+// of the session timeout), so that the command is gone before anyone else
+// can hold the lock.
+func lossGrace(sessionTimeout time.Duration) time.Duration { return sessionTimeout / 20 }
 
 // runHolding runs command while held lasts. It passes the signals that
-// arrive on sigs on to the command; if the lock is lost, or revoked is
-// closed (a revocation request the user asked to honour), it terminates the
-// command. It returns the command's exit status and whether the lock was
-// lost.
-func runHolding(held context.Context, revoked <-chan struct{}, command, env []string, sigs <-chan os.Signal, stderr io.Writer) (code int, lost bool) {
+// arrive on sigs on to the command; if the lock is lost (then SIGKILL
+// follows SIGTERM after lossGrace), or revoked is closed (a revocation
+// request the user asked to honour), it terminates the command. It returns
+// the command's exit status and whether the lock was lost.
+//
+// The command runs in a process group of its own, which every signal goes
+// to, unless stdin is a terminal (childAttr); and it is killed if zkrecipes
+// itself dies.
+func runHolding(held context.Context, revoked <-chan struct{}, command, env []string, sessionTimeout time.Duration, sigs <-chan os.Signal, stderr io.Writer) (code int, lost bool) {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// The command gets zkrecipes' environment, but not its credentials.
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "ZKRECIPES_AUTH=")
 	}), env...)
+	attr, group := childAttr()
+	cmd.SysProcAttr = attr
+	// Pdeathsig follows the thread that started the command.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "zkrecipes: %v\n", err)
 		return 127, false
+	}
+	signal := func(s os.Signal) {
+		if sig, ok := s.(syscall.Signal); ok && group {
+			_ = syscall.Kill(-cmd.Process.Pid, sig)
+			return
+		}
+		_ = cmd.Process.Signal(s)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -45,7 +68,7 @@ func runHolding(held context.Context, revoked <-chan struct{}, command, env []st
 		case err := <-exited:
 			return exitStatus(err), lost
 		case s := <-sigs:
-			_ = cmd.Process.Signal(s)
+			signal(s)
 		case <-heldDone:
 			heldDone = nil
 			if !errors.Is(context.Cause(held), locks.ErrLockLost) {
@@ -53,15 +76,17 @@ func runHolding(held context.Context, revoked <-chan struct{}, command, env []st
 			}
 			lost = true
 			fmt.Fprintf(stderr, "zkrecipes: lock lost (%v); stopping the command\n", context.Cause(held))
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			kill = time.After(killGrace)
+			signal(syscall.SIGTERM)
+			kill = time.After(lossGrace(sessionTimeout))
 		case <-revoked:
 			revoked = nil
 			fmt.Fprintln(stderr, "zkrecipes: asked to release the lock; stopping the command")
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			kill = time.After(killGrace)
+			signal(syscall.SIGTERM)
+			if kill == nil {
+				kill = time.After(revokeGrace)
+			}
 		case <-kill:
-			_ = cmd.Process.Kill()
+			signal(syscall.SIGKILL)
 		}
 	}
 }

@@ -28,8 +28,10 @@ func holdCommands() []command {
 	holding := `
 While CMD runs its environment has ZKRECIPES_LOCK_PATH, ZKRECIPES_FENCING_TOKEN
 and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN, comma-separated). Signals are
-passed on to CMD. If the lock is lost, CMD gets SIGTERM (SIGKILL 5s later)
-and zkrecipes exits 79.
+passed on to CMD. If the lock is lost, CMD gets SIGTERM, SIGKILL a
+twentieth of the session timeout later, and zkrecipes exits 79. Unless
+stdin is a terminal, CMD runs in a process group of its own and the signals
+go to the whole group. If zkrecipes is killed, so is CMD.
 ` + commandExitUsage
 	revocable := `  --revocable   stop CMD (SIGTERM) when someone revokes the lock (see revoke)
 `
@@ -155,7 +157,7 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 	if *revocable && ops.revocable {
 		revoked = h.Revoked()
 	}
-	code, lost := runHolding(h.Context(), revoked, command, env, sigs, stderr)
+	code, lost := runHolding(h.Context(), revoked, command, env, g.sessionTimeout, sigs, stderr)
 	unlockErr := h.Release(context.Background())
 	switch {
 	case lost:

@@ -86,8 +86,9 @@ Commands ('zkrecipes COMMAND --help' shows one's flags):
 While CMD runs its environment has ZKRECIPES_LOCK_PATH (the path, or a
 multilock's paths, comma-separated), ZKRECIPES_FENCING_TOKEN (the fencing
 token; a multilock's largest) and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN for
-each lock held, comma-separated). If the lock is lost, CMD gets SIGTERM
-(SIGKILL 5s later) and zkrecipes exits 79.
+each lock held, comma-separated). If the lock is lost, CMD gets SIGTERM,
+SIGKILL a twentieth of the session timeout later, and zkrecipes exits 79;
+unless stdin is a terminal, the signals go to CMD's whole process group.
 ` + exitUsageText)
 	return b.String()
 }
