@@ -66,6 +66,11 @@ func runHolding(held context.Context, revoked <-chan struct{}, command, env []st
 	for {
 		select {
 		case err := <-exited:
+			if kill != nil && group {
+				// Stopped for a loss or a revocation: whatever else of
+				// its group is left goes now, not only after the grace.
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
 			return exitStatus(err), lost
 		case s := <-sigs:
 			signal(s)

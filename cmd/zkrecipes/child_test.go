@@ -52,7 +52,8 @@ func TestLostLockStopsAllTheCommandStarted(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	path := zktest.Root(t, admin) + "/lock"
 	pidfile := filepath.Join(t.TempDir(), "pid")
-	holder := command(t, "lock", path, "--", "sh", "-c", `sleep 300 & echo $! > "$1"; wait`, "sh", pidfile)
+	// The child ignores SIGTERM, and the shell stops at it.
+	holder := command(t, "lock", path, "--", "sh", "-c", `(trap '' TERM; exec sleep 300) & echo $! > "$1"; wait`, "sh", pidfile)
 	require.NoError(t, holder.Start())
 	work := readPid(t, pidfile)
 	waitNodes(t, admin, path, 1)
