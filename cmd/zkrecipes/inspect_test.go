@@ -66,12 +66,23 @@ func emptyLayout(t *testing.T, admin *zk.Conn, root, path string, children ...st
 	for _, c := range children {
 		nodes = append(nodes, path+"/"+c)
 	}
-	for _, p := range nodes {
-		_, err := admin.CreateContainer(p, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
-		if !errors.Is(err, zk.ErrNodeExists) {
-			require.NoError(t, err)
+	// root may be an empty container left by an earlier subtest, which the
+	// server can reap between our creates (the test servers check every
+	// 100ms): a missing parent starts the layout again. Once path has a
+	// child, nothing on the way to it is empty, and containers that never
+	// had a child are not reaped.
+	eventually(t, func() bool {
+		for _, p := range nodes {
+			_, err := admin.CreateContainer(p, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+			if errors.Is(err, zk.ErrNoNode) {
+				return false
+			}
+			if !errors.Is(err, zk.ErrNodeExists) {
+				require.NoError(t, err)
+			}
 		}
-	}
+		return true
+	})
 	t.Cleanup(func() { assert.NoError(t, zktest.DeleteTree(admin, path)) })
 }
 

@@ -37,6 +37,8 @@ func ConnectSession(t testing.TB, servers []string, sessionTimeout time.Duration
 	events := newEventLog()
 	logger := &bufferLogger{}
 	all := func(c *zk.Conn) {
+		// Before opts, so that a dialer given there (a proxy's) wins.
+		zk.WithDialer(handshakeDialer(sessionTimeout / 4))(c)
 		for _, o := range opts {
 			o(c)
 		}

@@ -92,9 +92,10 @@ public final class CuratorPeer {
 
     private static String usage() {
         return String.join("\n",
-                "usage: CuratorPeer [--auth=SCHEME:CREDENTIALS] MODE ARGS...",
+                "usage: CuratorPeer [--auth=SCHEME:CREDENTIALS] [--session-ms=N] MODE ARGS...",
                 "  --auth authenticates every client and gives the nodes it creates to",
                 "  its identity only (Curator's CREATOR_ALL_ACL)",
+                "  --session-ms sets the session timeout the clients ask for (default 10000)",
                 "  mutex|read|write|semaphore-mutex SERVERS PATH ITER HOLD_MS LOG CLIENT",
                 "  multilock SERVERS PATH1,PATH2[,...] ITER HOLD_MS LOG CLIENT",
                 "  semaphore SERVERS PATH MAX ITER HOLD_MS LOG CLIENT",
@@ -113,9 +114,18 @@ public final class CuratorPeer {
     /** SCHEME:CREDENTIALS of --auth, or null: see connect. */
     private static String auth;
 
+    /** The session timeout every client asks for (--session-ms). */
+    private static int sessionMs = 10000;
+
     private static void run(String[] argv) throws Exception {
-        if (argv.length > 0 && argv[0].startsWith("--auth=")) {
-            auth = argv[0].substring("--auth=".length());
+        while (argv.length > 0 && argv[0].startsWith("--")) {
+            if (argv[0].startsWith("--auth=")) {
+                auth = argv[0].substring("--auth=".length());
+            } else if (argv[0].startsWith("--session-ms=")) {
+                sessionMs = num(argv[0].substring("--session-ms=".length()));
+            } else {
+                throw new UsageException("unknown option " + argv[0]);
+            }
             argv = Arrays.copyOfRange(argv, 1, argv.length);
         }
         final String[] a = argv;
@@ -294,7 +304,7 @@ public final class CuratorPeer {
     private static CuratorFramework connect(String servers) throws Exception {
         CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder()
                 .connectString(servers)
-                .sessionTimeoutMs(10000)
+                .sessionTimeoutMs(sessionMs)
                 .connectionTimeoutMs(10000)
                 .retryPolicy(new ExponentialBackoffRetry(100, 3));
         if (auth != null) {

@@ -1,0 +1,50 @@
+package zktest
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// handshakeDialer dials as go-zookeeper does by default, and closes a
+// connection on which the server has sent nothing within bound. ZooKeeper
+// 3.8.0 accepts connections before it has loaded its database and may then
+// never answer the connect request (ZOOKEEPER-5051), and go-zookeeper waits
+// for that answer for ten times its receive timeout, far longer than the
+// session lives: a harness client that redials into a restarting server's
+// startup window would lose its session. Closing the silent connection sends
+// go-zookeeper on to its next attempt, which finds the server ready.
+func handshakeDialer(bound time.Duration) zk.Dialer {
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		c, err := net.DialTimeout(network, address, timeout)
+		if err != nil {
+			return nil, err
+		}
+		hc := &handshakeConn{Conn: c}
+		hc.timer = time.AfterFunc(bound, func() { _ = c.Close() })
+		return hc, nil
+	}
+}
+
+// handshakeConn is a connection whose timer closes it unless the server's
+// first bytes arrive in time.
+type handshakeConn struct {
+	net.Conn
+	timer *time.Timer
+	once  sync.Once // stops the timer at the first data read or at Close
+}
+
+func (c *handshakeConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.once.Do(func() { c.timer.Stop() })
+	}
+	return n, err
+}
+
+func (c *handshakeConn) Close() error {
+	c.once.Do(func() { c.timer.Stop() })
+	return c.Conn.Close()
+}
