@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // Delete removes the node at path, whatever its version, and keeps trying
@@ -17,7 +19,9 @@ import (
 // ends; Close waits for it. When the session ends, Delete stops and returns
 // the session's error: the session's ephemeral nodes die with it, so for them
 // that is as good as success. Errors that retrying cannot mend (such as
-// zk.ErrNotEmpty or zk.ErrNoAuth) are returned at once.
+// zk.ErrNotEmpty or zk.ErrNoAuth) are returned at once; a refusal names the
+// node whose ACL refused it: the parent, whose delete permission a delete
+// needs.
 //
 // A Session made by NewSession can end (Close, or ErrSessionLost) while the
 // caller's connection keeps its ZooKeeper session, and with it the nodes.
@@ -44,11 +48,7 @@ func (s *Session) Delete(ctx context.Context, path string) error {
 }
 
 func deleteNode(conn *zk.Conn, path string) error {
-	err := conn.Delete(path, -1)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	}
-	return err
+	return znode.IgnoreNoNode(znode.Delete(conn, path))
 }
 
 // deleteOutlived deletes a node of a Session that has ended while its

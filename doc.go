@@ -38,7 +38,9 @@
 //
 // The options of [Connect] cover what a deployment needs besides the recipes:
 // [WithAuth] and [WithACL] (with [CreatorOnly]) so that no other client can
-// join, inspect or delete a service's locks; [WithTLS] for the servers'
+// join, inspect or delete a service's locks, and [WithParentACL] for the
+// parents created above them, which by default other services may create
+// beside but not delete; [WithTLS] for the servers'
 // secureClientPort; [WithChroot] (or "host:port/app" server strings) to keep
 // services apart; [WithSlog] and [WithMeterProvider] for logs and
 // OpenTelemetry metrics; [WithStateListener] for the session's states.

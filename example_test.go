@@ -44,9 +44,10 @@ func ExampleConnect() {
 
 func ExampleWithACL() {
 	ctx := context.Background()
-	// The nodes the owner's recipes create belong to its identity, the
-	// parents it creates too: so keep ACL'd recipes under a parent of their
-	// own (here /billing), not one that other clients share.
+	// The nodes the owner's recipes create belong to its identity. The
+	// parent it creates above the lock (/billing) is its own too, but lets
+	// others create beside it (WithParentACL's default): no one else can
+	// delete the lock's directory.
 	owner, err := recipes.Connect(ctx, servers(),
 		recipes.WithAuth("digest", "billing:s3cret"),
 		recipes.WithACL(recipes.CreatorOnly()))

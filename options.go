@@ -40,6 +40,8 @@ type options struct {
 	auth           []authCreds
 	acl            []zk.ACL // nil: OpenACL
 	aclSet         bool
+	parentACL      []zk.ACL // nil: derived from the nodes' ACL (parentACL())
+	parentACLSet   bool
 	tls            *tls.Config
 	chroot         string // "" for none
 	chrootSet      bool
@@ -77,6 +79,8 @@ func (o options) check() error {
 		return fmt.Errorf("%w: tickTime %v is not below the session timeout %v", ErrInvalid, o.tick, o.timeout)
 	case o.aclSet && len(o.acl) == 0:
 		return fmt.Errorf("%w: empty ACL: nobody could use the nodes", ErrInvalid)
+	case o.parentACLSet && len(o.parentACL) == 0:
+		return fmt.Errorf("%w: empty parent ACL: nobody could create below the parents", ErrInvalid)
 	case o.chrootErr != nil:
 		return fmt.Errorf("%w: chroot: %w", ErrInvalid, o.chrootErr)
 	}
@@ -87,7 +91,7 @@ func (o options) check() error {
 	}
 	var granted int32
 	for _, a := range o.acl {
-		if err := checkACL(a); err != nil {
+		if err := checkACL("ACL", a); err != nil {
 			return err
 		}
 		granted |= a.Perms
@@ -98,6 +102,16 @@ func (o options) check() error {
 				return fmt.Errorf("%w: the ACL grants nobody %s permission, which the recipes need on the nodes they make (to list, create and delete their children, and to write a revocation or a semaphore's maximum)", ErrInvalid, p.name)
 			}
 		}
+	}
+	granted = 0
+	for _, a := range o.parentACL {
+		if err := checkACL("parent ACL", a); err != nil {
+			return err
+		}
+		granted |= a.Perms
+	}
+	if o.parentACLSet && granted&zk.PermCreate == 0 {
+		return fmt.Errorf("%w: the parent ACL grants nobody create permission, which the recipes need to make their nodes below the parents", ErrInvalid)
 	}
 	return nil
 }
@@ -120,14 +134,15 @@ func (c authCreds) check() error {
 	return nil
 }
 
-func checkACL(a zk.ACL) error {
+// checkACL checks one entry of the ACL named what.
+func checkACL(what string, a zk.ACL) error {
 	switch {
 	case a.Perms <= 0 || a.Perms > zk.PermAll:
-		return fmt.Errorf("%w: ACL %s:%s has permissions %d, not a set of cdrwa", ErrInvalid, a.Scheme, a.ID, a.Perms)
+		return fmt.Errorf("%w: %s %s:%s has permissions %d, not a set of cdrwa", ErrInvalid, what, a.Scheme, a.ID, a.Perms)
 	case a.Scheme == "":
-		return fmt.Errorf("%w: ACL entry with no scheme", ErrInvalid)
+		return fmt.Errorf("%w: %s entry with no scheme", ErrInvalid, what)
 	case a.Scheme == "world" && a.ID != "anyone":
-		return fmt.Errorf("%w: ACL world:%s: the world scheme's only id is anyone", ErrInvalid, a.ID)
+		return fmt.Errorf("%w: %s world:%s: the world scheme's only id is anyone", ErrInvalid, what, a.ID)
 	}
 	return nil
 }
@@ -140,6 +155,11 @@ func (o options) checkConnect() error {
 	for _, a := range o.acl {
 		if a.Scheme == "auth" && len(o.auth) == 0 && !certified {
 			return fmt.Errorf("%w: ACL auth:%s gives the nodes to the session's identities, and it has none (WithAuth)", ErrInvalid, a.ID)
+		}
+	}
+	for _, a := range o.parentACL {
+		if a.Scheme == "auth" && len(o.auth) == 0 && !certified {
+			return fmt.Errorf("%w: parent ACL auth:%s gives the parents to the session's identities, and it has none (WithAuth)", ErrInvalid, a.ID)
 		}
 	}
 	return nil
@@ -160,6 +180,23 @@ func (o options) nodeACL() []zk.ACL {
 		return o.acl
 	}
 	return OpenACL()
+}
+
+// parentACLs is the ACL of the container parents the session's recipes
+// create above their own paths: WithParentACL's, else the nodes' ACL with
+// world:anyone given create and read besides what it has.
+func (o options) parentACLs() []zk.ACL {
+	if o.parentACLSet {
+		return o.parentACL
+	}
+	acl := slices.Clone(o.nodeACL())
+	for i, a := range acl {
+		if a.Scheme == "world" && a.ID == "anyone" {
+			acl[i].Perms |= zk.PermCreate | zk.PermRead
+			return acl
+		}
+	}
+	return append(acl, zk.ACL{Perms: zk.PermCreate | zk.PermRead, Scheme: "world", ID: "anyone"})
 }
 
 // tickTime is the ensemble's tickTime as far as the session knows it, for a
@@ -238,19 +275,46 @@ func WithAuth(scheme, credentials string) Option {
 	return func(o *options) { o.auth = append(o.auth, authCreds{scheme, credentials}) }
 }
 
-// WithACL sets the ACL of every node the session's recipes create: lock,
-// lease, barrier and member nodes and the container parents made for them,
-// as Curator's ACLProvider does. CreatorOnly gives them to the session's
-// own identities (WithAuth) and to no one else: a client without the
-// credentials can then neither join, inspect nor delete them. The slice is
-// copied. An ACL applies to the nodes created from then on; existing parents
-// keep theirs. An ACL whose entries together grant nobody read, write,
-// create or delete is refused with ErrInvalid: the recipes need all four on
-// the nodes they make (admin is not needed).
+// WithACL sets the ACL of every node the session's recipes create at and
+// below a recipe's own path: lock, lease, barrier and member nodes, and the
+// recipe's path itself when a recipe creates it (a lock's directory, a
+// barrier's node). CreatorOnly gives them to the session's own identities
+// (WithAuth) and to no one else: a client without the credentials can then
+// neither join, inspect nor delete them. The parents a recipe creates above
+// its path get WithParentACL's ACL, which by default is derived from this
+// one. The slice is copied. An ACL applies to the nodes created from then
+// on; existing nodes keep theirs. An ACL whose entries together grant nobody
+// read, write, create or delete is refused with ErrInvalid: the recipes need
+// all four on the nodes they make (admin is not needed).
 // Default: OpenACL, Curator's default.
 func WithACL(acl []zk.ACL) Option {
 	acl = slices.Clone(acl)
 	return func(o *options) { o.acl, o.aclSet = acl, true }
+}
+
+// WithParentACL sets the ACL of the container parents a recipe creates
+// above its own path: /shared and /shared/billing for a lock at
+// /shared/billing/job. A recipe creates them only when they are missing; an
+// existing parent keeps its ACL, whoever made it. The slice is copied. An
+// ACL that grants nobody create permission is refused with ErrInvalid.
+//
+// Default: the WithACL ACL with world:anyone given create and read besides
+// what it already has. With the default OpenACL that is OpenACL, as in
+// Curator. With CreatorOnly it is auth::cdrwa plus world:anyone:cr, so that
+// two services with creator-only ACLs can share a parent: ZooKeeper checks a
+// create against the create permission of the parent and a delete against
+// the delete permission of the parent, so another identity can create its
+// own recipes beside this session's (and list the parent's children), but
+// can delete neither the parents nor a recipe's path below them, and the
+// recipe's own nodes keep WithACL's ACL. (A parent is a container:
+// ZooKeeper itself removes it once it is empty, whatever its ACL.) Curator's
+// ACLProvider gives parents whatever it gives every path, so a Curator client
+// with CREATOR_ALL_ACL makes /shared creator-only and locks every other
+// identity out of it. Give CreatorOnly here for that, to keep others from
+// creating anything below the parents this session makes.
+func WithParentACL(acl []zk.ACL) Option {
+	acl = slices.Clone(acl)
+	return func(o *options) { o.parentACL, o.parentACLSet = acl, true }
 }
 
 // WithTLS makes Connect talk TLS, with config, to each server: give it the

@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,5 +44,48 @@ func TestNilOptionIsRefused(t *testing.T) {
 	err := buildOptions([]Option{WithSessionTimeout(DefaultSessionTimeout), nil}).check()
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "nil Option") {
 		t.Errorf("a nil Option: %v", err)
+	}
+}
+
+// TestDefaultParentACL: by default the parents get the nodes' ACL with
+// world:anyone given create and read besides what it has, so the open ACL
+// stays open; WithParentACL replaces it, and is checked.
+func TestDefaultParentACL(t *testing.T) {
+	cr := int32(zk.PermCreate | zk.PermRead)
+	digest := zk.ACL{Perms: zk.PermAll, Scheme: "digest", ID: "billing:nq1nKRsMl/3BRJ1yl+gtAp1bT2Q="}
+	for name, c := range map[string]struct {
+		opts []Option
+		want []zk.ACL
+	}{
+		"default":      {nil, OpenACL()},
+		"open":         {[]Option{WithACL(OpenACL())}, OpenACL()},
+		"creator only": {[]Option{WithACL(CreatorOnly())}, append(CreatorOnly(), zk.ACL{Perms: cr, Scheme: "world", ID: "anyone"})},
+		"world reads": {
+			[]Option{WithACL([]zk.ACL{digest, {Perms: zk.PermRead | zk.PermWrite, Scheme: "world", ID: "anyone"}})},
+			[]zk.ACL{digest, {Perms: cr | zk.PermWrite, Scheme: "world", ID: "anyone"}},
+		},
+		"given": {[]Option{WithACL(OpenACL()), WithParentACL(CreatorOnly())}, CreatorOnly()},
+	} {
+		o := buildOptions(c.opts)
+		if got := o.parentACLs(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: parent ACL %v, want %v", name, got, c.want)
+		}
+		if got := o.nodeACL(); len(c.opts) > 0 && !slices.Equal(got, o.acl) {
+			t.Errorf("%s: the nodes' ACL changed to %v", name, got)
+		}
+	}
+	for why, acl := range map[string][]zk.ACL{
+		"empty parent ACL":                   {},
+		"parent ACL grants nobody create":    {{Perms: zk.PermAll &^ zk.PermCreate, Scheme: "world", ID: "anyone"}},
+		"parent ACL world:someone":           {{Perms: zk.PermAll, Scheme: "world", ID: "someone"}},
+		"parent ACL entry with no scheme":    {{Perms: zk.PermAll}},
+		"parent ACL with unknown permission": {{Perms: 64, Scheme: "world", ID: "anyone"}},
+	} {
+		if err := buildOptions([]Option{WithParentACL(acl)}).check(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "parent ACL") {
+			t.Errorf("%s: %v", why, err)
+		}
+	}
+	if err := buildOptions([]Option{WithParentACL(CreatorOnly())}).checkConnect(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a creator-only parent ACL without an identity: %v", err)
 	}
 }

@@ -45,6 +45,7 @@ type Session struct {
 	owned     bool // Connect made conn, so Close and loss close it
 	opts      options
 	acl       []zk.ACL // of the nodes the recipes create
+	parentACL []zk.ACL // of the parents they create above their paths
 	rec       *telemetry.Recorder
 	grantedMs atomic.Int64 // the session timeout the server granted, in ms; Connect only
 	done      chan struct{}
@@ -75,6 +76,7 @@ func newSession(o options, owned bool) *Session {
 		owned:     owned,
 		opts:      o,
 		acl:       o.nodeACL(),
+		parentACL: o.parentACLs(),
 		rec:       o.recorder(),
 		done:      make(chan struct{}),
 		ready:     make(chan struct{}),
@@ -268,9 +270,14 @@ func (s *Session) addAuth(ctx context.Context) error {
 // WithChroot.
 func (s *Session) Chroot() string { return s.opts.chroot }
 
-// ACL is the ACL of the nodes the session's recipes create (WithACL). The
-// caller must not modify it.
+// ACL is the ACL of the nodes the session's recipes create at and below
+// their own paths (WithACL). The caller must not modify it.
 func (s *Session) ACL() []zk.ACL { return s.acl }
+
+// ParentACL is the ACL of the container parents the session's recipes
+// create above their own paths (WithParentACL). The caller must not modify
+// it.
+func (s *Session) ParentACL() []zk.ACL { return s.parentACL }
 
 // establish records the session id once the first session is granted and
 // catches a disconnect that slipped in before it.

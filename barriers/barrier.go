@@ -42,7 +42,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 	// Retry sends nothing for an ended ctx.
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
-			_, err := znode.Create(conn, b.at.Dir, zk.FlagPersistent, b.at.Data, b.sess.ACL())
+			_, err := znode.Create(conn, b.at.Dir, zk.FlagPersistent, b.at.Data, znode.ACLsFor(b.sess, b.at.Dir))
 			if !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}
@@ -52,7 +52,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 				continue // removed meanwhile: put it up again
 			}
 			if err != nil {
-				return err
+				return znode.RefusedRead(err, b.at.Dir)
 			}
 			return layout.Check(b.at.Path, names, layout.Barrier)
 		}
@@ -68,7 +68,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 // and the barrier stays as it is.
 func (b *Barrier) Remove(ctx context.Context) error {
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		err := conn.Delete(b.at.Dir, -1)
+		err := znode.Delete(conn, b.at.Dir)
 		if !errors.Is(err, zk.ErrNotEmpty) {
 			return znode.IgnoreNoNode(err)
 		}

@@ -139,7 +139,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 		readyc <- w
 	}()
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.at.Data, b.sess.ACL())
+		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.at.Data, znode.ACLsFor(b.sess, b.at.Dir))
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil // ours: a retry after the reply to our create was lost
 		}
@@ -220,7 +220,7 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		}
 		ops = append(ops, &zk.CreateRequest{Path: b.ready, Data: b.at.Data, Acl: b.sess.ACL(), Flags: zk.FlagPersistent})
 		// Not retried on a lost reply: the next turn reads what happened.
-		_, err = b.sess.Conn().Multi(ops...)
+		_, err = znode.Multi(b.sess.Conn(), ops...)
 		switch {
 		case err == nil:
 			return true, nil
@@ -249,13 +249,13 @@ func (b *DoubleBarrier) giveUp() (bool, error) {
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
 		if open, _, err = conn.Exists(b.ready); err != nil || !open {
-			return err
+			return znode.RefusedRead(err, b.ready)
 		}
 		_, err = conn.Create(b.node, b.at.Data, zk.FlagEphemeral, b.sess.ACL())
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil
 		}
-		return err
+		return znode.RefusedCreate(err, b.node)
 	})
 	return open && err == nil, err
 }

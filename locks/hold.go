@@ -216,7 +216,7 @@ func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 	for _, g := range guards {
 		all = append(all, g)
 	}
-	res, err := sess.Conn().Multi(append(all, ops...)...)
+	res, err := znode.Multi(sess.Conn(), append(all, ops...)...)
 	for i := range min(len(guards), len(res)) {
 		if errors.Is(res[i].Error, zk.ErrNoNode) {
 			return res, fmt.Errorf("multi under %s: %w: node %s is gone", h.path, ErrLockLost, guards[i].Path)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
@@ -37,7 +38,7 @@ func Revoke(ctx context.Context, sess *recipes.Session, nodePath string) error {
 		return fmt.Errorf("%w: %s %s", ErrNotRevocable, nodePath, why)
 	}
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := conn.Set(zpath.Under(sess.Chroot(), nodePath), seqnode.RevokeData, -1)
+		_, err := znode.Set(conn, zpath.Under(sess.Chroot(), nodePath), seqnode.RevokeData, -1)
 		return err
 	})
 	switch {

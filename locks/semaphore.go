@@ -73,9 +73,11 @@ func newSemaphore(sess *recipes.Session, at args.Target, max int, countDir strin
 		count: countDir,
 		gate:  gateSpec(zpath.Join(at.Dir, semaphoreGate), at.Data),
 	}
+	s.gate.Top = at.Dir // the parents above the semaphore's path get the parent ACL
 	s.limit.Store(int64(max))
 	s.leases = seqnode.Spec{
 		Dir:    zpath.Join(at.Dir, semaphoreLeases),
+		Top:    at.Dir,
 		Prefix: leaseLockName,
 		Data:   at.Data,
 		Holds: func(nodes []seqnode.Node, ours int) (bool, int) {
@@ -209,7 +211,7 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 func (s *Semaphore) removeEmptyDirs(ctx context.Context) {
 	for _, dir := range []string{s.leases.Dir, s.gate.Dir} {
 		_ = s.sess.Retry(ctx, func(conn *zk.Conn) error {
-			err := conn.Delete(dir, -1)
+			err := znode.Delete(conn, dir)
 			if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNotEmpty) {
 				return nil
 			}
@@ -250,7 +252,7 @@ func (s *Semaphore) checkLayout(ctx context.Context) error {
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
 		names, _, events, err = conn.ChildrenW(s.at.Dir)
-		return err
+		return znode.RefusedRead(err, s.at.Dir)
 	})
 	if err != nil {
 		return fmt.Errorf("list %s: %w", s.at.Path, err)
@@ -356,10 +358,10 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 		for {
 			data, st, err := conn.Get(s.at.Dir)
 			if err != nil {
-				return err
+				return znode.RefusedRead(err, s.at.Dir)
 			}
 			if len(data) == 0 {
-				_, err = conn.Set(s.at.Dir, want, st.Version)
+				_, err = znode.Set(conn, s.at.Dir, want, st.Version)
 				if errors.Is(err, zk.ErrBadVersion) {
 					continue // someone else recorded one meanwhile
 				}

@@ -61,14 +61,14 @@ func SetSharedCount(ctx context.Context, sess *recipes.Session, countPath string
 		case err == nil && len(data) != 0 && len(data) != 4:
 			return fmt.Errorf("%w: %s holds %d bytes, not a shared count", ErrInvalid, countPath, len(data))
 		case err == nil:
-			_, err = conn.Set(full, value, st.Version)
+			_, err = znode.Set(conn, full, value, st.Version)
 			return err // a concurrent change: ZooKeeper's bad version, not retried
 		case !errors.Is(err, zk.ErrNoNode):
-			return err
+			return znode.RefusedRead(err, full)
 		}
-		_, err = znode.Create(conn, full, zk.FlagPersistent, value, sess.ACL())
+		_, err = znode.Create(conn, full, zk.FlagPersistent, value, znode.ACLsFor(sess, full))
 		if errors.Is(err, zk.ErrNodeExists) {
-			_, err = conn.Set(full, value, -1)
+			_, err = znode.Set(conn, full, value, -1)
 		}
 		return err
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // authValue is --auth SCHEME:CREDENTIALS, which may be given several times;
@@ -118,8 +119,9 @@ func formatACL(acl []zk.ACL) string {
 	return strings.Join(entries, ",")
 }
 
-// accessFromEnv reads $ZKRECIPES_AUTH (one SCHEME:CREDENTIALS) and
-// $ZKRECIPES_ACL (as --acl) into g.
+// accessFromEnv reads $ZKRECIPES_AUTH (one SCHEME:CREDENTIALS),
+// $ZKRECIPES_ACL (as --acl) and $ZKRECIPES_PARENT_ACL (as --parent-acl)
+// into g.
 func accessFromEnv(g *globals) error {
 	if v := os.Getenv("ZKRECIPES_AUTH"); v != "" {
 		c, err := parseCredential(v)
@@ -128,12 +130,17 @@ func accessFromEnv(g *globals) error {
 		}
 		g.auth = append(g.auth, c)
 	}
-	if v := os.Getenv("ZKRECIPES_ACL"); v != "" {
-		acl, err := parseACL(v)
-		if err != nil {
-			return usagef("$ZKRECIPES_ACL: %v", err)
+	for _, e := range []struct {
+		name string
+		acl  *[]zk.ACL
+	}{{"ZKRECIPES_ACL", &g.acl}, {"ZKRECIPES_PARENT_ACL", &g.parentACL}} {
+		if v := os.Getenv(e.name); v != "" {
+			acl, err := parseACL(v)
+			if err != nil {
+				return usagef("$%s: %v", e.name, err)
+			}
+			*e.acl = acl
 		}
-		g.acl = acl
 	}
 	return nil
 }
@@ -147,6 +154,9 @@ func accessOptions(g globals) []recipes.Option {
 	if g.acl != nil {
 		opts = append(opts, recipes.WithACL(g.acl))
 	}
+	if g.parentACL != nil {
+		opts = append(opts, recipes.WithParentACL(g.parentACL))
+	}
 	return opts
 }
 
@@ -155,7 +165,16 @@ func notAllowed(err error) bool {
 	return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed)
 }
 
-const notAllowedHint = "The nodes' ACL does not let this identity in: authenticate with --auth or $ZKRECIPES_AUTH."
+// notAllowedHint says, under a refusal's error, what was refused and what
+// to do.
+func notAllowedHint(err error) string {
+	var d *znode.Denied
+	if !errors.As(err, &d) {
+		return "The nodes' ACL does not let this identity in: authenticate with --auth or $ZKRECIPES_AUTH."
+	}
+	return fmt.Sprintf("The ACL of %s does not give this identity %s permission: authenticate with --auth or $ZKRECIPES_AUTH as an identity it lets in, or have its owner change it.",
+		d.Node, znode.PermName(d.Perm))
+}
 
 // tlsOptions are the session options for --tls-ca, --tls-cert and
 // --tls-key: TLS when any is given, trusting the CAs in --tls-ca (else the

@@ -20,6 +20,7 @@ type globals struct {
 	connectTimeout time.Duration // a command's --timeout, which bounds connecting too; 0: the library's default
 	auth           []credential  // --auth, after $ZKRECIPES_AUTH
 	acl            []zk.ACL      // --acl, else $ZKRECIPES_ACL; nil: the library's default
+	parentACL      []zk.ACL      // --parent-acl, else $ZKRECIPES_PARENT_ACL; nil: the library's default
 	tlsCA          string        // --tls-ca: PEM file of the CAs to trust
 	tlsCert        string        // --tls-cert and --tls-key: PEM files of a client certificate
 	tlsKey         string
@@ -66,6 +67,7 @@ func addGlobalFlags(fs *flag.FlagSet, g *globals) {
 	fs.Var(durationValue{&g.sessionTimeout, false}, "session-timeout", "")
 	fs.Var(authValue{&g.auth}, "auth", "")
 	fs.Var(aclValue{&g.acl}, "acl", "")
+	fs.Var(aclValue{&g.parentACL}, "parent-acl", "")
 	// Not StringVar, which would reset what the flags before the command
 	// set when a command's flag set registers them again.
 	for name, p := range map[string]*string{"tls-ca": &g.tlsCA, "tls-cert": &g.tlsCert, "tls-key": &g.tlsKey} {

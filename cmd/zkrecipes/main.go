@@ -103,9 +103,14 @@ error):
                          and added to $ZKRECIPES_AUTH (one SCHEME:CREDS; prefer
                          it: a command line is visible to other users, and
                          commands run under a lock do not get it)
-  --acl ACL              ACL of the nodes created: creator (auth::cdrwa), open
+  --acl ACL              ACL of the nodes created at and below the recipe's
+                         path: creator (auth::cdrwa), open
                          (world:anyone:cdrwa, the default), or zkCli's
                          SCHEME:ID:PERMS,... (default $ZKRECIPES_ACL)
+  --parent-acl ACL       ACL of the parents created above the recipe's path, as
+                         --acl (default $ZKRECIPES_PARENT_ACL, else --acl's
+                         with world:anyone given create and read: others may
+                         create their own recipes beside, and delete nothing)
   --tls-ca FILE          talk TLS (to the servers' secureClientPort), trusting
                          the CAs in this PEM file (default: the system's)
   --tls-cert FILE, --tls-key FILE
@@ -217,7 +222,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return ee.code
 	case notAllowed(err):
-		fmt.Fprintf(stderr, "zkrecipes: %v\n%s\n", err, notAllowedHint)
+		fmt.Fprintf(stderr, "zkrecipes: %v\n%s\n", err, notAllowedHint(err))
 		return exitNoPerm
 	default:
 		fmt.Fprintf(stderr, "zkrecipes: %v\n", err)

@@ -130,10 +130,10 @@ func Read(ctx context.Context, sess znode.Session, path string, invalid error) (
 	err = sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
 		if names, _, err = conn.Children(dir); err != nil {
-			return err
+			return znode.RefusedRead(err, dir)
 		}
 		data, _, err = conn.Get(dir)
-		return err
+		return znode.RefusedRead(err, dir)
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("inspect %s: %w", path, err)

@@ -19,6 +19,7 @@ import (
 // Spec describes one kind of lock node.
 type Spec struct {
 	Dir      string    // directory holding the lock nodes; created as containers
+	Top      string    // the recipe's own path: Dir or one above it; "" for Dir (see znode.ACLs)
 	Prefix   string    // lock name of our node: "lock-", "__READ__", "__WRIT__", "lease-"
 	Siblings []string  // lock names that order the directory; default {Prefix}
 	Data     []byte    // our node's data
@@ -69,6 +70,14 @@ type Spec struct {
 	// deleted). Locks use it to refuse a directory another recipe uses:
 	// of two recipes arriving at once, the later lister sees the other.
 	Refuse func(children []string) error
+}
+
+// top is the recipe's own path: its parents get the session's ParentACL.
+func (s Spec) top() string {
+	if s.Top == "" {
+		return s.Dir
+	}
+	return s.Top
 }
 
 func (s Spec) siblings() []string {
@@ -210,7 +219,7 @@ func create(ctx context.Context, sess znode.Session, spec Spec, uuid string) (st
 			}
 		}
 		sent = true
-		p, err := znode.Create(conn, name, flags, spec.Data, sess.ACL())
+		p, err := znode.Create(conn, name, flags, spec.Data, znode.ACLsFor(sess, spec.top()))
 		path = p
 		return err
 	})
@@ -224,7 +233,7 @@ func create(ctx context.Context, sess znode.Session, spec Spec, uuid string) (st
 				if err != nil || p == "" {
 					return err
 				}
-				return znode.IgnoreNoNode(conn.Delete(p, -1))
+				return znode.IgnoreNoNode(znode.Delete(conn, p))
 			})
 		})
 		return "", fmt.Errorf("create node in %s: %w", spec.Dir, err)
@@ -246,11 +255,11 @@ func findOurs(conn *zk.Conn, sess znode.Session, dir, uuid string) (string, erro
 	_, st, err := conn.Exists(p)
 	switch {
 	case err != nil:
-		return "", err
+		return "", znode.RefusedRead(err, p)
 	case st == nil:
 		return "", nil
 	case st.EphemeralOwner != sess.ID():
-		return "", znode.IgnoreNoNode(conn.Delete(p, -1))
+		return "", znode.IgnoreNoNode(znode.Delete(conn, p))
 	}
 	return p, nil
 }
@@ -267,7 +276,7 @@ func findByUUID(conn *zk.Conn, dir, uuid string) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", err
+		return "", znode.RefusedRead(err, dir)
 	}
 	for _, c := range children {
 		if UUID(c) == uuid {

@@ -344,7 +344,7 @@ func (h *Hold) delete(ctx context.Context) error {
 		}
 		if len(marks) == 0 || errors.Is(err, errMarkRefused) {
 			marks = nil
-			err = conn.Delete(h.path, -1)
+			err = znode.Delete(conn, h.path)
 		}
 		if errors.Is(err, zk.ErrNoNode) {
 			gone, err = first, nil

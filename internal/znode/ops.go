@@ -7,7 +7,8 @@ import (
 )
 
 // The reads every recipe makes, each over Session.Retry: they return what
-// they read instead of leaving each caller to capture it from a closure.
+// they read instead of leaving each caller to capture it from a closure, and
+// a refusal names the node (Denied).
 
 // retry runs op over sess.Retry and returns the result of the call that
 // settled it.
@@ -33,7 +34,7 @@ type read[T any] struct {
 func Exists(ctx context.Context, sess Session, path string) (bool, error) {
 	return retry(ctx, sess, func(conn *zk.Conn) (bool, error) {
 		ok, _, err := conn.Exists(path)
-		return ok, err
+		return ok, RefusedRead(err, path)
 	})
 }
 
@@ -44,7 +45,7 @@ func Stat(ctx context.Context, sess Session, path string) (*zk.Stat, error) {
 		if !ok {
 			st = nil
 		}
-		return st, err
+		return st, RefusedRead(err, path)
 	})
 }
 
@@ -53,7 +54,7 @@ func Stat(ctx context.Context, sess Session, path string) (*zk.Stat, error) {
 func ExistsW(ctx context.Context, sess Session, path string) (bool, <-chan zk.Event, error) {
 	r, err := retry(ctx, sess, func(conn *zk.Conn) (read[bool], error) {
 		ok, _, ev, err := conn.ExistsW(path)
-		return read[bool]{v: ok, events: ev}, err
+		return read[bool]{v: ok, events: ev}, RefusedRead(err, path)
 	})
 	return r.v, r.events, err
 }
@@ -62,7 +63,7 @@ func ExistsW(ctx context.Context, sess Session, path string) (bool, <-chan zk.Ev
 func Get(ctx context.Context, sess Session, path string) ([]byte, *zk.Stat, error) {
 	r, err := retry(ctx, sess, func(conn *zk.Conn) (read[[]byte], error) {
 		data, st, err := conn.Get(path)
-		return read[[]byte]{v: data, stat: st}, err
+		return read[[]byte]{v: data, stat: st}, RefusedRead(err, path)
 	})
 	return r.v, r.stat, err
 }
@@ -72,7 +73,7 @@ func Get(ctx context.Context, sess Session, path string) ([]byte, *zk.Stat, erro
 func GetW(ctx context.Context, sess Session, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	r, err := retry(ctx, sess, func(conn *zk.Conn) (read[[]byte], error) {
 		data, st, ev, err := conn.GetW(path)
-		return read[[]byte]{data, st, ev}, err
+		return read[[]byte]{data, st, ev}, RefusedRead(err, path)
 	})
 	return r.v, r.stat, r.events, err
 }
@@ -82,7 +83,7 @@ func GetW(ctx context.Context, sess Session, path string) ([]byte, *zk.Stat, <-c
 func Children(ctx context.Context, sess Session, path string) ([]string, error) {
 	return retry(ctx, sess, func(conn *zk.Conn) ([]string, error) {
 		names, _, err := conn.Children(path)
-		return names, IgnoreNoNode(err)
+		return names, RefusedRead(IgnoreNoNode(err), path)
 	})
 }
 
@@ -91,7 +92,7 @@ func Children(ctx context.Context, sess Session, path string) ([]string, error) 
 func ChildrenStat(ctx context.Context, sess Session, path string) ([]string, *zk.Stat, error) {
 	r, err := retry(ctx, sess, func(conn *zk.Conn) (read[[]string], error) {
 		names, st, err := conn.Children(path)
-		return read[[]string]{v: names, stat: st}, err
+		return read[[]string]{v: names, stat: st}, RefusedRead(err, path)
 	})
 	return r.v, r.stat, err
 }
@@ -102,7 +103,7 @@ func ChildrenStat(ctx context.Context, sess Session, path string) ([]string, *zk
 func ChildrenW(ctx context.Context, sess Session, path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
 	r, err := retry(ctx, sess, func(conn *zk.Conn) (read[[]string], error) {
 		names, st, ev, err := conn.ChildrenW(path)
-		return read[[]string]{names, st, ev}, err
+		return read[[]string]{names, st, ev}, RefusedRead(err, path)
 	})
 	return r.v, r.stat, r.events, err
 }

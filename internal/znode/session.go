@@ -27,9 +27,12 @@ type Session interface {
 	// Disconnects counts the connections the session lost, and reports
 	// whether it can; see recipes.Session.Disconnects.
 	Disconnects() (n int64, ok bool)
-	// ACL is the ACL of every node the recipes create; see
-	// recipes.WithACL.
+	// ACL is the ACL of every node the recipes create at and below
+	// their own paths; see recipes.WithACL.
 	ACL() []zk.ACL
+	// ParentACL is the ACL of the container parents the recipes create
+	// above their own paths; see recipes.WithParentACL.
+	ParentACL() []zk.ACL
 	// Chroot is the path the recipes work under ("" for none); see
 	// recipes.WithChroot.
 	Chroot() string

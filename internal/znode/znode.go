@@ -12,24 +12,48 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
+// ACLs are the ACLs of the nodes a recipe creates: the node at Top (the
+// recipe's own path) and every node below it get Node (recipes.WithACL);
+// the container parents made above Top get Parent (recipes.WithParentACL).
+type ACLs struct {
+	Top    string
+	Node   []zk.ACL
+	Parent []zk.ACL
+}
+
+// ACLsFor are sess's ACLs for a recipe at top.
+func ACLsFor(sess Session, top string) ACLs {
+	return ACLs{Top: top, Node: sess.ACL(), Parent: sess.ParentACL()}
+}
+
+// For is the ACL of the node at path.
+func (a ACLs) For(path string) []zk.ACL {
+	if path == a.Top || strings.HasPrefix(path, a.Top+"/") || a.Parent == nil {
+		return a.Node
+	}
+	return a.Parent
+}
+
 // Create creates the node at path, creating its parent and the parent's
 // missing ancestors as containers when ZooKeeper reports the parent missing.
 // A container may be reaped between the two steps, so it tries a few times.
-// Every node it creates gets acl.
-func Create(conn *zk.Conn, path string, flags int32, data []byte, acl []zk.ACL) (string, error) {
+// Every node it creates gets its ACL from acls. A refusal (zk.ErrNoAuth)
+// names the node whose ACL refused it (Denied).
+func Create(conn *zk.Conn, path string, flags int32, data []byte, acls ACLs) (string, error) {
 	ancestors := zpath.Ancestors(path)
 	for range 3 {
-		p, err := conn.Create(path, data, flags, acl)
+		p, err := conn.Create(path, data, flags, acls.For(path))
 		if !errors.Is(err, zk.ErrNoNode) || len(ancestors) == 0 {
-			return p, err
+			return p, RefusedCreate(err, path)
 		}
-		if err := EnsureContainer(conn, ancestors[0], acl); err != nil {
+		if err := EnsureContainer(conn, ancestors[0], acls); err != nil {
 			return "", err
 		}
 	}
@@ -37,21 +61,22 @@ func Create(conn *zk.Conn, path string, flags int32, data []byte, acl []zk.ACL) 
 }
 
 // EnsureContainer creates dir as a container node, and its missing ancestors
-// before it, nearest first. An existing dir costs one request.
-func EnsureContainer(conn *zk.Conn, dir string, acl []zk.ACL) error {
-	_, err := conn.CreateContainer(dir, nil, zk.FlagContainer, acl)
+// before it, nearest first, each with its ACL from acls. An existing dir
+// costs one request.
+func EnsureContainer(conn *zk.Conn, dir string, acls ACLs) error {
+	_, err := conn.CreateContainer(dir, nil, zk.FlagContainer, acls.For(dir))
 	if errors.Is(err, zk.ErrNoNode) {
 		if ancestors := zpath.Ancestors(dir); len(ancestors) > 0 {
-			if err := EnsureContainer(conn, ancestors[0], acl); err != nil {
+			if err := EnsureContainer(conn, ancestors[0], acls); err != nil {
 				return err
 			}
 		}
-		_, err = conn.CreateContainer(dir, nil, zk.FlagContainer, acl)
+		_, err = conn.CreateContainer(dir, nil, zk.FlagContainer, acls.For(dir))
 	}
 	if err == nil || errors.Is(err, zk.ErrNodeExists) {
 		return nil
 	}
-	return err
+	return RefusedCreate(err, dir)
 }
 
 // Retryable reports whether a ZooKeeper error is a connection problem that a
