@@ -5,13 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes"
 )
 
 // globals are the flags every command shares.
@@ -111,16 +112,9 @@ func (v durationValue) Set(s string) error {
 	return nil
 }
 
-// ZooKeeper's bounds on a session timeout: go-zookeeper sends it as a 32-bit
-// count of milliseconds, so no server is ever asked for less than 1ms or more
-// than about 24.8 days (a longer one would wrap around).
-const (
-	minSessionTimeout = time.Millisecond
-	maxSessionTimeout = math.MaxInt32 * time.Millisecond
-)
-
 // sessionTimeoutValue is --session-timeout: a duration ZooKeeper can be asked
-// for. Within that, the server grants what its minSessionTimeout and
+// for, 1ms to recipes.MaxSessionTimeout (go-zookeeper sends it as a 32-bit
+// count of milliseconds). Within that, the server grants what its minSessionTimeout and
 // maxSessionTimeout allow, and connect reports a grant that differs.
 type sessionTimeoutValue struct{ d *time.Duration }
 
@@ -131,8 +125,8 @@ func (v sessionTimeoutValue) Set(s string) error {
 	if err := (durationValue{&d, false}).Set(s); err != nil {
 		return err
 	}
-	if d < minSessionTimeout || d > maxSessionTimeout {
-		return fmt.Errorf("ZooKeeper takes a session timeout from %v to %v", minSessionTimeout, maxSessionTimeout)
+	if d < time.Millisecond || d > recipes.MaxSessionTimeout {
+		return fmt.Errorf("ZooKeeper takes a session timeout from %v to %v", time.Millisecond, recipes.MaxSessionTimeout)
 	}
 	*v.d = d
 	return nil
