@@ -74,13 +74,7 @@ func describeTree(ctx context.Context, sess *recipes.Session, p string, own bool
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		below := zpath.Join(p, name)
-		if p == "/" {
-			below = "/" + name
-		}
-		if below == "/zookeeper" && sess.Chroot() == "" {
-			continue // ZooKeeper's own tree
-		}
+		below := zpath.Join(p, name) // p is never "/", which ValidatePath refuses
 		nested := false
 		switch {
 		case name == layout.SemaphoreGate || name == layout.SemaphoreDir:
@@ -100,14 +94,10 @@ func describeTree(ctx context.Context, sess *recipes.Session, p string, own bool
 // childNames lists the children of p, under the session's chroot; none if
 // p is gone.
 func childNames(ctx context.Context, sess *recipes.Session, p string) ([]string, error) {
-	full := zpath.Under(sess.Chroot(), p)
-	if p == "/" && sess.Chroot() != "" {
-		full = sess.Chroot()
-	}
 	var names []string
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
-		names, _, err = conn.Children(full)
+		names, _, err = conn.Children(zpath.Under(sess.Chroot(), p))
 		if errors.Is(err, zk.ErrNoNode) {
 			names, err = nil, nil
 		}
