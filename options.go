@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,12 @@ import (
 // (it clamps to its minSessionTimeout..maxSessionTimeout, by default 2 to 20
 // ticks); a session made by Connect uses the granted value.
 const DefaultSessionTimeout = 10 * time.Second
+
+// MaxSessionTimeout is the longest session timeout ZooKeeper can be asked
+// for: the handshake carries it as a 32-bit count of milliseconds (about
+// 24.8 days). WithSessionTimeout takes 1ms to this; the server then grants
+// what its minSessionTimeout and maxSessionTimeout allow (Session.Timeout).
+const MaxSessionTimeout = math.MaxInt32 * time.Millisecond
 
 // DefaultConnectTimeout bounds how long Connect waits for a session when its
 // context has no earlier deadline (Curator's default connection timeout).
@@ -71,6 +78,8 @@ func (o options) check() error {
 		return fmt.Errorf("%w: a nil Option", ErrInvalid)
 	case o.timeout <= 0:
 		return fmt.Errorf("%w: session timeout %v is not positive", ErrInvalid, o.timeout)
+	case o.timeout < time.Millisecond || o.timeout > MaxSessionTimeout:
+		return fmt.Errorf("%w: session timeout %v: ZooKeeper takes 1ms to %v", ErrInvalid, o.timeout, MaxSessionTimeout)
 	case o.connectTimeout <= 0:
 		return fmt.Errorf("%w: connect timeout %v is not positive", ErrInvalid, o.connectTimeout)
 	case o.tick < 0:
@@ -210,9 +219,10 @@ func (o options) tickTime(timeout time.Duration) time.Duration {
 	return timeout / 2
 }
 
-// WithSessionTimeout sets the session timeout. Connect asks the server for
-// it; NewSession must be told the timeout its connection was made with.
-// Default: DefaultSessionTimeout.
+// WithSessionTimeout sets the session timeout, from 1ms to MaxSessionTimeout
+// (else ErrInvalid). Connect asks the server for it, and uses what the server
+// grants (Session.Timeout tells it); NewSession must be told the timeout its
+// connection was made with. Default: DefaultSessionTimeout.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) { o.timeout = d }
 }

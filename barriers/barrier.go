@@ -93,12 +93,37 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // returns ctx's cause if ctx ends first (or has ended already), and the
 // session's error if the session ends first (expired, or cut off for the
 // session timeout): a waiter that cannot see the barrier is never told it
-// has passed.
+// has passed. A path that a lock or a double barrier uses is no barrier: its
+// node goes only when that recipe is done with it, so Wait returns an error
+// wrapping ErrOtherRecipe instead of waiting, as Set and Remove do. It looks
+// each time the node changes; a lock that comes under a barrier that is up
+// is found by Remove.
 func (b *Barrier) Wait(ctx context.Context) error {
-	if err := znode.AwaitExists(ctx, b.sess, b.at.Dir, false, nil); err != nil {
-		return fmt.Errorf("barriers: wait on %s: %w", b.at.Path, err)
+	for {
+		up, ev, err := znode.ExistsW(ctx, b.sess, b.at.Dir)
+		if err == nil && !up {
+			return nil
+		}
+		if err == nil {
+			err = b.checkOwn(ctx)
+		}
+		if err == nil {
+			err = znode.WaitEvent(ctx, b.sess, ev)
+		}
+		if err != nil {
+			return fmt.Errorf("barriers: wait on %s: %w", b.at.Path, err)
+		}
 	}
-	return nil
+}
+
+// checkOwn returns an error wrapping ErrOtherRecipe if another recipe's
+// nodes are under the barrier's path.
+func (b *Barrier) checkOwn(ctx context.Context) error {
+	names, err := znode.Children(ctx, b.sess, b.at.Dir)
+	if err != nil {
+		return err
+	}
+	return layout.Check(b.at.Path, names, layout.Barrier)
 }
 
 // IsSet reports whether the barrier is up.

@@ -43,5 +43,6 @@
 //
 // Missing parents are created as container nodes. A double barrier whose
 // path holds a lock's nodes (which it would count as members), and a Barrier
-// whose node exists as a lock's directory, are refused with ErrOtherRecipe.
+// whose node exists as a lock's directory (Set, Remove and Wait alike), are
+// refused with ErrOtherRecipe.
 package barriers

@@ -83,7 +83,7 @@ func barrierCommand(g globals, _ string, args []string, _, stderr io.Writer) err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), forwardedSignals...)
 	defer stop()
-	g.connectTimeout = wf.timeout
+	g.boundConnect(wf.timeout, once)
 	sess, err := connect(ctx, g)
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func barrierCommand(g globals, _ string, args []string, _, stderr io.Writer) err
 			return exitError{exitTimeout, fmt.Errorf("barrier %s is up (checked once)", pos[0])}
 		}
 	default:
-		fmt.Fprintf(stderr, "zkrecipes: waiting at barrier %s\n", pos[0])
+		fmt.Fprintf(wf.status(stderr), "zkrecipes: waiting at barrier %s\n", pos[0])
 		err = b.Wait(ctx)
 	}
 	if err != nil {
@@ -144,7 +144,7 @@ func doubleBarrierCommand(g globals, _ string, args []string, _, stderr io.Write
 	if err := checkCommon(pos[0], wf.data); err != nil {
 		return usagef("double-barrier: %v", err)
 	}
-	g.connectTimeout = wf.timeout
+	g.boundConnect(wf.timeout, false)
 	ctx, w, err := startWaiting(g)
 	if err != nil {
 		return err
@@ -154,22 +154,23 @@ func doubleBarrierCommand(g globals, _ string, args []string, _, stderr io.Write
 	if err != nil {
 		return usagef("double-barrier: %v", err)
 	}
-	if err := enterShowingProgress(ctx, b, wf.timeout, stderr); err != nil {
+	status := wf.status(stderr)
+	if err := enterShowingProgress(ctx, b, wf.timeout, status); err != nil {
 		return err
 	}
 	if w.stop() {
 		_ = b.Leave(context.Background())
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting at %s", pos[0])}
 	}
-	fmt.Fprintf(stderr, "zkrecipes: entered %s\n", pos[0])
-	code, _ := runHolding(context.Background(), nil, command, []string{"ZKRECIPES_BARRIER_PATH=" + pos[0]}, g.sessionTimeout, w.sigs, stderr)
+	fmt.Fprintf(status, "zkrecipes: entered %s\n", pos[0])
+	code, _ := runHolding(context.Background(), nil, command, []string{"ZKRECIPES_BARRIER_PATH=" + pos[0]}, w.sess.Timeout(), w.sigs, stderr)
 
 	lctx, cancel := withTimeout(context.Background(), wf.timeout)
 	defer cancel()
 	if err := b.Leave(lctx); err != nil {
 		return waitFailure(lctx, "the others to leave "+pos[0], err)
 	}
-	fmt.Fprintf(stderr, "zkrecipes: left %s\n", pos[0])
+	fmt.Fprintf(status, "zkrecipes: left %s\n", pos[0])
 	return exitError{code: code}
 }
 

@@ -52,14 +52,13 @@ func (w *waiting) close() {
 }
 
 // quickSession connects for a command that only reads or writes once; the
-// context bounds the whole command.
+// context bounds what the command does once connected.
 func quickSession(g globals) (context.Context, *recipes.Session, func(), error) {
-	ctx, cancel := context.WithTimeout(context.Background(), g.sessionTimeout+10*time.Second)
-	sess, err := connect(ctx, g)
+	sess, err := connect(context.Background(), g)
 	if err != nil {
-		cancel()
 		return nil, nil, nil, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), sess.Timeout()+10*time.Second)
 	return ctx, sess, func() { _ = sess.Close(); cancel() }, nil
 }
 
@@ -92,19 +91,31 @@ func cancelOnSignal(sigs <-chan os.Signal, cancel context.CancelFunc) (stop func
 	}
 }
 
+// connect opens the session, within the bound boundConnect set; when it
+// passes, the error names the servers tried and for how long. It tells
+// g.notes when ZooKeeper granted another session timeout than the one asked.
 func connect(ctx context.Context, g globals) (*recipes.Session, error) {
-	opts := append([]recipes.Option{recipes.WithSessionTimeout(g.sessionTimeout)}, accessOptions(g)...)
+	bound, why := g.connectTimeout, g.connectWhy
+	if bound == 0 {
+		bound = recipes.DefaultConnectTimeout
+	}
+	if why == "" {
+		why = "the default --connect-timeout"
+	}
+	opts := append([]recipes.Option{recipes.WithSessionTimeout(g.sessionTimeout), recipes.WithConnectTimeout(bound)}, accessOptions(g)...)
 	tlsOpts, err := tlsOptions(g)
 	if err != nil {
 		return nil, err
 	}
 	opts = append(opts, tlsOpts...)
-	if g.connectTimeout > 0 {
-		opts = append(opts, recipes.WithConnectTimeout(g.connectTimeout))
-	}
-	sess, err := recipes.Connect(ctx, g.servers, opts...)
+	cctx, cancel := context.WithTimeoutCause(ctx, bound, fmt.Errorf("no session within %v (%s)", bound, why))
+	defer cancel()
+	sess, err := recipes.Connect(cctx, g.servers, opts...)
 	switch {
 	case err == nil:
+		if granted := sess.Timeout(); granted != g.sessionTimeout && g.notes != nil {
+			fmt.Fprintf(g.notes, "zkrecipes: ZooKeeper granted a session timeout of %v, not the %v asked (its minSessionTimeout and maxSessionTimeout bound it)\n", granted, g.sessionTimeout)
+		}
 		return sess, nil
 	case ctx.Err() != nil:
 		return nil, exitError{exitInterrupted, errors.New("interrupted")}

@@ -172,7 +172,7 @@ const demoConnectTimeout = 5 * time.Second
 // otherwise tells the user how to get one.
 func demoReachable(g globals) error {
 	if g.connectTimeout == 0 {
-		g.connectTimeout = demoConnectTimeout
+		g.connectTimeout, g.connectWhy = demoConnectTimeout, "the demo's default --connect-timeout"
 	}
 	sess, err := connect(context.Background(), g)
 	if err != nil {

@@ -11,13 +11,18 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes"
 )
 
 // globals are the flags every command shares.
 type globals struct {
 	servers        []string
 	sessionTimeout time.Duration
-	connectTimeout time.Duration // a command's --timeout, which bounds connecting too; 0: the library's default
+	connectTimeout time.Duration // what bounds connecting (see boundConnect); 0: the library's default
+	connectSet     bool          // --connect-timeout gave connectTimeout
+	connectWhy     string        // where connectTimeout came from, for the error when it passes
+	notes          io.Writer     // where connect reports a granted session timeout other than the one asked; nil: nowhere
 	auth           []credential  // --auth, after $ZKRECIPES_AUTH
 	acl            []zk.ACL      // --acl, else $ZKRECIPES_ACL; nil: the library's default
 	parentACL      []zk.ACL      // --parent-acl, else $ZKRECIPES_PARENT_ACL; nil: the library's default
@@ -64,7 +69,14 @@ func addGlobalFlags(fs *flag.FlagSet, g *globals) {
 		g.servers = servers
 		return nil
 	})
-	fs.Var(durationValue{&g.sessionTimeout, false}, "session-timeout", "")
+	fs.Var(sessionTimeoutValue{&g.sessionTimeout}, "session-timeout", "")
+	fs.Func("connect-timeout", "", func(s string) error {
+		if err := (durationValue{&g.connectTimeout, false}).Set(s); err != nil {
+			return err
+		}
+		g.connectSet, g.connectWhy = true, "--connect-timeout"
+		return nil
+	})
 	fs.Var(authValue{&g.auth}, "auth", "")
 	fs.Var(aclValue{&g.acl}, "acl", "")
 	fs.Var(aclValue{&g.parentACL}, "parent-acl", "")
@@ -97,6 +109,26 @@ func (v durationValue) Set(s string) error {
 		return errors.New("must not be negative")
 	case d <= 0 && !v.zeroOK:
 		return errors.New("must be positive")
+	}
+	*v.d = d
+	return nil
+}
+
+// sessionTimeoutValue is --session-timeout: a duration ZooKeeper can be asked
+// for, 1ms to recipes.MaxSessionTimeout (go-zookeeper sends it as a 32-bit
+// count of milliseconds). Within that, the server grants what its minSessionTimeout and
+// maxSessionTimeout allow, and connect reports a grant that differs.
+type sessionTimeoutValue struct{ d *time.Duration }
+
+func (v sessionTimeoutValue) String() string { return durationValue{v.d, false}.String() }
+
+func (v sessionTimeoutValue) Set(s string) error {
+	var d time.Duration
+	if err := (durationValue{&d, false}).Set(s); err != nil {
+		return err
+	}
+	if d < time.Millisecond || d > recipes.MaxSessionTimeout {
+		return fmt.Errorf("ZooKeeper takes a session timeout from %v to %v", time.Millisecond, recipes.MaxSessionTimeout)
 	}
 	*v.d = d
 	return nil
@@ -208,13 +240,14 @@ func splitCommand(name string, args []string) (own, command []string, err error)
 	return args[:i], args[i+1:], nil
 }
 
-// waitFlags are the flags of a command that waits: --timeout D, -n and
-// --data S (see waitFlagsUsage).
+// waitFlags are the flags of a command that waits: --timeout D, -n,
+// --data S and -q (see waitFlagsUsage).
 type waitFlags struct {
 	timeout    time.Duration
 	timeoutSet bool
 	once       bool
 	data       string
+	quiet      bool
 }
 
 func addWaitFlags(fs *flag.FlagSet) *waitFlags {
@@ -225,7 +258,35 @@ func addWaitFlags(fs *flag.FlagSet) *waitFlags {
 	})
 	fs.BoolVar(&w.once, "n", false, "")
 	fs.StringVar(&w.data, "data", "", "")
+	fs.BoolVar(&w.quiet, "q", false, "")
 	return w
+}
+
+// status is where the command's status lines go (acquired, waiting,
+// entered, left): stderr, or nowhere with -q. Errors and warnings go to
+// stderr regardless.
+func (w *waitFlags) status(stderr io.Writer) io.Writer {
+	if w.quiet {
+		return io.Discard
+	}
+	return stderr
+}
+
+// tryOnceConnectTimeout bounds connecting for a command that tries once (-n),
+// unless --connect-timeout says otherwise: it is asked for an answer now.
+const tryOnceConnectTimeout = 5 * time.Second
+
+// boundConnect sets what bounds connecting for a command that waits up to
+// wait (0: as long as it takes) or tries once: --connect-timeout if given,
+// else wait, else tryOnceConnectTimeout with -n, else the library's default.
+func (g *globals) boundConnect(wait time.Duration, once bool) {
+	switch {
+	case g.connectSet:
+	case wait > 0:
+		g.connectTimeout, g.connectWhy = wait, "--timeout, which bounds connecting too"
+	case once:
+		g.connectTimeout, g.connectWhy = tryOnceConnectTimeout, "the default --connect-timeout with -n"
+	}
 }
 
 // tryOnce reports whether the command should try once (-n or --timeout 0)

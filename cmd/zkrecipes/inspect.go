@@ -20,29 +20,35 @@ import (
 
 var inspectCmd = command{
 	name: "inspect",
-	summary: `  inspect PATH [--json]
+	summary: `  inspect PATH [-r] [--json]
         show what is at PATH: each recipe's holders and waiters in queue
         order (and whom each waits for), a barrier, a double barrier's
-        members; exit 1 if PATH does not exist
+        members; with -r, every recipe at or below PATH; exit 1 if PATH
+        does not exist
 `,
 	usage: inspectUsage,
 	run:   inspectCommand,
 }
 
 // inspectUsage is inspect's usage, as --help shows it.
-const inspectUsage = `usage: zkrecipes inspect PATH [--json]
+const inspectUsage = `usage: zkrecipes inspect PATH [-r] [--json]
 
 Show what is at PATH: each recipe that uses it (mutex, rwlock, semaphore,
 barrier, double-barrier), its holders and its waiters in queue order, who
 each waiter waits for, and how long each node has been there. A path that
 several recipes use at once is "mixed": they do not exclude each other.
 
+  -r       recursive: show each recipe at PATH and below it, in path order
+           (PATH may be a parent no recipe uses itself)
+
   --json   print the same as one JSON object: path, type (one of the recipes,
            "mixed", "none" for a path no recipe uses, or "missing"), parts
            (of a mixed path), holder, holders, waiters, members, open,
            max_leases, data; each node has node, kind (mutex, read, write,
            lease, member), data, holds, waits_for, age_seconds (to the
-           millisecond), fencing_token, session and revoke_requested
+           millisecond), fencing_token, session and revoke_requested.
+           With -r: an object with path, recipes (a list of those objects)
+           and missing (true if PATH does not exist)
 
 Exit status: 0, or 1 if PATH does not exist (--json still prints the object,
 with type "missing"), 64 bad usage, 69 ZooKeeper unavailable.
@@ -79,6 +85,7 @@ type inspection struct {
 func inspectCommand(g globals, _ string, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("inspect", &g)
 	asJSON := fs.Bool("json", false, "")
+	recursive := fs.Bool("r", false, "")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -94,6 +101,9 @@ func inspectCommand(g globals, _ string, args []string, stdout, _ io.Writer) err
 		return err
 	}
 	defer done()
+	if *recursive {
+		return inspectTree(ctx, sess, pos[0], *asJSON, stdout)
+	}
 	in, err := describe(ctx, sess, pos[0])
 	if err != nil {
 		return err

@@ -122,7 +122,7 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 		opts = append(opts, recipes.WithData([]byte(wf.data)))
 	}
 
-	g.connectTimeout = wf.timeout
+	g.boundConnect(wf.timeout, once)
 	ctx, w, err := startWaiting(g)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 	if once {
 		h, err = tryAcquire(ctx, ops)
 	} else {
-		h, err = acquire(ctx, ops, wf.timeout, stderr)
+		h, err = acquire(ctx, ops, wf.timeout, wf.status(stderr))
 	}
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", ops.path)}
 	}
 	token := h.Token()
-	fmt.Fprintf(stderr, "zkrecipes: acquired %s (fencing token %d)\n", ops.path, token)
+	fmt.Fprintf(wf.status(stderr), "zkrecipes: acquired %s (fencing token %d)\n", ops.path, token)
 	env := []string{
 		"ZKRECIPES_LOCK_PATH=" + ops.path,
 		"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
@@ -157,7 +157,7 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 	if *revocable && ops.revocable {
 		revoked = h.Revoked()
 	}
-	code, lost := runHolding(h.Context(), revoked, command, env, g.sessionTimeout, sigs, stderr)
+	code, lost := runHolding(h.Context(), revoked, command, env, sess.Timeout(), sigs, stderr)
 	unlockErr := h.Release(context.Background())
 	switch {
 	case lost:
@@ -207,10 +207,11 @@ func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.
 	report := func() {
 		fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%s)%s\n", ops.path, shortAge(time.Since(start)), ops.status(ctx))
 	}
-	// A lock that could not be tried (a multi-lock) may well be free: it
-	// says it waits only if it still does a moment later.
+	// A lock that could not be tried (a multi-lock), or whose try may have
+	// met another acquirer passing its gate (a semaphore), may well be
+	// free: it says it waits only if it still does a moment later.
 	first := time.NewTimer(0)
-	if ops.try == nil {
+	if ops.try == nil || ops.gated {
 		first.Reset(firstReportAfter)
 	}
 	defer first.Stop()

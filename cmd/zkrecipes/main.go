@@ -3,16 +3,16 @@
 //
 // Usage:
 //
-//	zkrecipes [--servers H:P,...] [--session-timeout D] [--auth S:C] [--acl ACL] COMMAND ...
+//	zkrecipes [--servers H:P,...] [--session-timeout D] [--connect-timeout D] [--auth S:C] [--acl ACL] COMMAND ...
 //
-//	zkrecipes lock PATH [--timeout D | -n] [--data S] -- CMD [ARG...]
+//	zkrecipes lock PATH [--timeout D | -n] [--data S] [-q] -- CMD [ARG...]
 //	zkrecipes rlock|wlock|semaphore-mutex PATH [...] -- CMD [ARG...]
 //	zkrecipes semaphore PATH --leases N [...] -- CMD [ARG...]
 //	zkrecipes multilock PATH,PATH... [...] -- CMD [ARG...]
 //	zkrecipes double-barrier PATH --members N [...] -- CMD [ARG...]
-//	zkrecipes barrier set|remove|wait PATH [--timeout D | -n]
+//	zkrecipes barrier set|remove|wait PATH [--timeout D | -n] [-q]
 //	zkrecipes revoke PATH [NODE]
-//	zkrecipes inspect PATH [--json]
+//	zkrecipes inspect PATH [-r] [--json]
 //	zkrecipes demo [--workers N] [--transfers N]
 //
 // `zkrecipes COMMAND --help` shows a command's flags and exit statuses;
@@ -71,7 +71,8 @@ func lookup(name string) (command, bool) {
 // they all share.
 func globalUsage() string {
 	var b strings.Builder
-	b.WriteString(`usage: zkrecipes [--servers H:P,...] [--session-timeout D] [--auth S:C] [--acl ACL] COMMAND ...
+	b.WriteString(`usage: zkrecipes [--servers H:P,...] [--session-timeout D] [--connect-timeout D]
+                 [--auth S:C] [--acl ACL] COMMAND ...
 
 Commands ('zkrecipes COMMAND --help' shows one's flags):
 `)
@@ -98,7 +99,13 @@ Global flags (before the command, or among its own flags, where they
 override what came before the command; any other flag given twice is an
 error):
   --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
-  --session-timeout D    ZooKeeper session timeout (default 10s)
+  --session-timeout D    ZooKeeper session timeout (default 10s; 1ms to
+                         596h31m, what ZooKeeper can be asked for). The server
+                         bounds it by its minSessionTimeout and
+                         maxSessionTimeout (by default 2 to 20 ticks): a
+                         grant other than the one asked is reported
+  --connect-timeout D    give up connecting after D, status 69 (default: a
+                         command's --timeout; 5s with -n; else 15s)
   --auth SCHEME:CREDS    authenticate, e.g. digest:user:password; repeatable,
                          and added to $ZKRECIPES_AUTH (one SCHEME:CREDS; prefer
                          it: a command line is visible to other users, and
@@ -117,22 +124,28 @@ error):
                          TLS with this client certificate and key (PEM)
 `
 
-// waitFlagsUsage is what every waiting command says of --timeout, -n and
-// --data; waitOnlyFlagsUsage is the same for a command that cannot try once.
+// waitFlagsUsage is what every waiting command says of --timeout, -n,
+// --data and -q; waitOnlyFlagsUsage is the same for a command that cannot
+// try once.
 const (
-	waitFlagsUsage     = timeoutUsage + tryOnceUsage + dataUsage
-	waitOnlyFlagsUsage = timeoutUsage + dataUsage
+	waitFlagsUsage     = timeoutUsage + tryOnceUsage + dataUsage + quietUsage
+	waitOnlyFlagsUsage = timeoutUsage + dataUsage + quietUsage
 )
 
 const timeoutUsage = `  --timeout D   give up after D (e.g. 500ms, 30s, 2m) with status 75; it
-                also bounds connecting (no ZooKeeper within D: status 69).
-                Without it, wait as long as it takes, and give up connecting
-                after 15s
+                also bounds connecting (no ZooKeeper within D: status 69)
+                unless --connect-timeout is given. Without it, wait as long
+                as it takes, and give up connecting after 15s
 `
 
 const tryOnceUsage = `  --timeout 0, -n
                 try once, like flock -n: exit 75 at once if it is not free
-                (connecting may still take up to 15s)
+                (and 69 if ZooKeeper does not answer within 5s, or
+                --connect-timeout)
+`
+
+const quietUsage = `  -q            quiet, for scripts: no status lines (acquired, waiting);
+                errors and warnings are still printed
 `
 
 const dataUsage = `  --data S      the data of this process's node, which inspect shows
@@ -151,7 +164,12 @@ Exit status: CMD's own status (128+N if killed by signal N), or
 ` + exitRows + exitCmdRows
 	barrierExitUsage = `
 Exit status: 0 when done, or
-` + exitRows + `  130 interrupted while waiting
+  64  bad usage (nothing was created)
+  65  PATH is used by a lock or a double barrier (nothing was created)
+  69  ZooKeeper unavailable, or the session lost
+  75  wait: timed out, or -n found the barrier up
+  77  the nodes' ACL does not let this identity in (see --auth)
+  130 interrupted while waiting
 `
 )
 
@@ -198,6 +216,7 @@ func (e exitError) Error() string {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	g, rest, err := parseGlobals(args)
+	g.notes = stderr
 	if err == nil {
 		err = dispatch(g, rest, stdout, stderr)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,6 +18,7 @@ type lockOps struct {
 	try       func(ctx context.Context) (*locks.Hold, bool, error) // nil if the recipe cannot try
 	status    func(ctx context.Context) string                     // who holds it, for the waiting line
 	revocable bool                                                 // a holder can be asked to let go
+	gated     bool                                                 // try may find it busy only because another acquirer is passing its gate
 }
 
 // buildOps makes the recipe a command names.
@@ -29,22 +31,22 @@ func buildOps(name string, sess *recipes.Session, paths []string, leases int, op
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{path, m.Lock, m.TryLock, status, true}, nil
+		return lockOps{path, m.Lock, m.TryLock, status, true, false}, nil
 	case "wlock", "rlock":
 		rw, err := locks.NewRWMutex(sess, path, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
 		if name == "rlock" {
-			return lockOps{path, rw.RLock, rw.TryRLock, status, true}, nil
+			return lockOps{path, rw.RLock, rw.TryRLock, status, true, false}, nil
 		}
-		return lockOps{path, rw.Lock, rw.TryLock, status, true}, nil
+		return lockOps{path, rw.Lock, rw.TryLock, status, true, false}, nil
 	case "semaphore-mutex":
 		m, err := locks.NewSemaphoreMutex(sess, path, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{path, m.Lock, m.TryLock, status, false}, nil
+		return lockOps{path, m.Lock, m.TryLock, status, false, true}, nil
 	case "semaphore":
 		sem, err := locks.NewSemaphore(sess, path, leases, opts...)
 		if err != nil {
@@ -64,13 +66,13 @@ func buildOps(name string, sess *recipes.Session, paths []string, leases int, op
 			}
 			return ls[0], true, nil
 		}
-		return lockOps{path, lock, try, status, false}, nil
+		return lockOps{path, lock, try, status, false, true}, nil
 	case "multilock":
 		ml, err := locks.NewMultiMutex(sess, paths, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{ml.Path(), ml.Lock, nil, status, false}, nil
+		return lockOps{ml.Path(), ml.Lock, nil, status, false, false}, nil
 	}
 	return lockOps{}, fmt.Errorf("unknown recipe %q", name)
 }
@@ -90,23 +92,40 @@ func fencingTokens(h *locks.Hold) string {
 }
 
 // statusLine describes who holds the locks at paths, for a waiting line.
+// Nodes of the session itself are left out: a multi-lock waiting for one
+// path holds others, and is not what it waits for. A semaphore with no lease
+// held is waiting behind an acquirer at its gate, which it names.
 func statusLine(ctx context.Context, sess *recipes.Session, paths []string) string {
 	var parts []string
 	for _, p := range paths {
 		in, err := describe(ctx, sess, p)
-		if err != nil || len(in.Holders) == 0 {
+		if err != nil {
 			continue
 		}
-		var who []string
-		for _, h := range in.Holders {
-			who = append(who, h.Data)
+		own := fmt.Sprintf("%#x", sess.ID())
+		others := func(nodes []inspected) []inspected {
+			return slices.DeleteFunc(slices.Clone(nodes), func(n inspected) bool { return n.Session == own })
 		}
-		s := fmt.Sprintf("held by %s (for %s)", strings.Join(who, ", "), in.Holders[0].age)
+		holders, waiters := others(in.Holders), others(in.Waiters)
+		var s string
+		switch {
+		case len(holders) > 0:
+			var who []string
+			for _, h := range holders {
+				who = append(who, h.Data)
+			}
+			s = fmt.Sprintf("held by %s (for %s)", strings.Join(who, ", "), holders[0].age)
+		case in.Type == "semaphore" && len(waiters) > 0:
+			s = fmt.Sprintf("no lease held, %s taking one (for %s)", waiters[0].Data, waiters[0].age)
+			waiters = waiters[1:]
+		default:
+			continue
+		}
 		if len(paths) > 1 {
 			s = p + " " + s
 		}
-		if len(in.Waiters) > 0 {
-			s += fmt.Sprintf(", %d waiting", len(in.Waiters))
+		if len(waiters) > 0 {
+			s += fmt.Sprintf(", %d waiting", len(waiters))
 		}
 		parts = append(parts, s)
 	}
