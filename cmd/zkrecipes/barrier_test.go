@@ -61,7 +61,7 @@ func TestDoubleBarrierStartsCommandsTogether(t *testing.T) {
 func TestDoubleBarrierTimeoutExits75AndLeavesNoNode(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	path := zktest.Root(t, admin) + "/batch"
-	code, _, stderr := zkrecipes(t, "double-barrier", path, "--members", "2", "--timeout", "300ms", "--", "true")
+	code, _, stderr := zkrecipes(t, "double-barrier", path, "--members", "2", "--timeout", "300ms", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 75, code, stderr)
 	assert.Empty(t, lockNodes(t, admin, path))
 }
@@ -76,7 +76,7 @@ func TestBarrierCommands(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, `"type": "barrier"`)
 
-	code, _, stderr = zkrecipes(t, "barrier", "wait", path, "--timeout", "200ms")
+	code, _, stderr = zkrecipes(t, "barrier", "wait", path, "--timeout", "200ms", "--connect-timeout", "30s")
 	assert.Equal(t, 75, code, stderr)
 
 	waiter := command(t, "barrier", "wait", path)

@@ -111,7 +111,7 @@ func TestQuietFlag(t *testing.T) {
 
 	holder := startHolding(t, "lock", root+"/held", "--data", "the-holder")
 	defer stop(holder)
-	code, _, stderr = zkrecipes(t, "lock", root+"/held", "-q", "--timeout", "300ms", "--", "true")
+	code, _, stderr = zkrecipes(t, "lock", root+"/held", "-q", "--timeout", "300ms", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 75, code, stderr)
 	assert.Equal(t, "zkrecipes: timed out waiting for "+root+"/held\n", stderr)
 
@@ -121,7 +121,7 @@ func TestQuietFlag(t *testing.T) {
 
 	code, _, stderr = zkrecipes(t, "barrier", "set", root+"/b", "-q")
 	require.Equal(t, 0, code, stderr)
-	code, _, stderr = zkrecipes(t, "barrier", "wait", root+"/b", "-q", "--timeout", "300ms")
+	code, _, stderr = zkrecipes(t, "barrier", "wait", root+"/b", "-q", "--timeout", "300ms", "--connect-timeout", "30s")
 	assert.Equal(t, 75, code, stderr)
 	assert.NotContains(t, stderr, "waiting at barrier")
 	assert.Contains(t, stderr, "timed out")

@@ -155,7 +155,9 @@ func TestLockTimeoutExits75AndLeavesNoNode(t *testing.T) {
 	defer stop(holder)
 	waitNodes(t, admin, path, 1)
 
-	code, _, stderr := zkrecipes(t, "lock", path, "--timeout", "300ms", "--session-timeout", "5s", "--", "true")
+	// --timeout bounds connecting too unless --connect-timeout is given: on
+	// a loaded machine, connecting alone can take longer than 300ms.
+	code, _, stderr := zkrecipes(t, "lock", path, "--timeout", "300ms", "--connect-timeout", "30s", "--session-timeout", "5s", "--", "true")
 	assert.Equal(t, 75, code, stderr)
 	assert.Contains(t, stderr, "held by the-holder")
 	assert.Contains(t, stderr, "timed out waiting for "+path)
