@@ -124,7 +124,9 @@
 //
 // The lowest sequence comes first; each waiter watches only the node it waits
 // for, except the one acquirer at a semaphore's gate, which watches the leases.
-// A semaphore's maximum is recorded as "maxLeases=N" in P's data.
+// A semaphore's maximum is recorded as "maxLeases=N" in P's data; the record
+// binds while a lease is held or an acquirer is queued at the gate, and an
+// idle semaphore takes the next client's maximum.
 //
 // Recipes of different kinds on one path would not exclude each other, so
 // an acquire that finds another kind's nodes under P refuses with
