@@ -12,7 +12,6 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
-	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -35,6 +34,10 @@ const readyNode = layout.ReadyNode
 // counted in a group it did not join (and one that gave up too late to be
 // left out is in).
 //
+// Every member must be made for the same member count: one whose Enter finds
+// a member for another count at the barrier is refused with ErrMembers
+// (its node name, a UUID, carries its count; see the package doc).
+//
 // A DoubleBarrier value is one member: its node name is a UUID chosen when
 // the value is made. It is safe for concurrent use, but Enter and Leave
 // alternate.
@@ -50,10 +53,14 @@ type DoubleBarrier struct {
 }
 
 // NewDoubleBarrier returns a member of the double barrier at path that opens
-// when members have entered. It does no I/O, and refuses members < 1 besides
-// what NewBarrier refuses.
+// when members have entered. It does no I/O, and refuses members < 1 (or
+// above math.MaxInt32, Curator's limit) besides what NewBarrier refuses.
 func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...recipes.NodeOption) (*DoubleBarrier, error) {
-	at, err := args.Check(sess, path, opts, args.AtLeastOne(members, "a double barrier", "member"))
+	var tooMany error
+	if members > maxMembers {
+		tooMany = fmt.Errorf("%w: a double barrier takes at most %d members, not %d", ErrInvalid, maxMembers, members)
+	}
+	at, err := args.Check(sess, path, opts, args.AtLeastOne(members, "a double barrier", "member"), tooMany)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +68,7 @@ func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...r
 		sess:    sess,
 		at:      at,
 		ready:   zpath.Join(at.Dir, readyNode),
-		node:    zpath.Join(at.Dir, seqnode.NewUUID()),
+		node:    zpath.Join(at.Dir, memberName(members)),
 		members: members,
 	}, nil
 }
@@ -94,6 +101,8 @@ func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
 // ends first, Enter removes this member's node and returns the error; if the
 // barrier opened with this member counted in the meantime, Enter returns nil.
 // A ctx that has already ended gets its cause back, and nothing is created.
+// A member made for another count than one already at the barrier (before
+// it opens) gets ErrMembers, and its node is removed.
 func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -105,6 +114,12 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	}
 	err := b.enter(ctx)
 	switch {
+	case errors.Is(err, ErrMembers):
+		// Refused: out, even if the barrier opened (a Curator member,
+		// which cannot tell, may have counted us).
+		if derr := znode.DeleteDetached(b.sess, b.node); derr != nil && b.sess.Err() == nil {
+			err = errors.Join(err, derr)
+		}
 	case err != nil && b.sess.Err() == nil:
 		// Give up, unless the barrier opened counting us.
 		if opened, gerr := b.giveUp(); gerr != nil {
@@ -210,6 +225,13 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		}
 		if !slices.Contains(names, zpath.Base(b.node)) {
 			return false, fmt.Errorf("%w: %s", ErrMemberLost, b.node)
+		}
+		// Every member that came before us is in this listing: one that
+		// counts to another number would never open the barrier with us,
+		// or would open it without us.
+		if n := disagreeing(names, b.members); n != 0 {
+			return false, fmt.Errorf("%w: a member at %s waits for %d members, this one for %d",
+				ErrMembers, b.at.Path, n, b.members)
 		}
 		if len(names) < b.members {
 			return false, nil
