@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/args"
 )
 
 // Delete removes the node at path, whatever its version, and keeps trying
@@ -25,6 +27,9 @@ import (
 // sends the delete, once; if it is not, the node lives until the connection
 // is closed or its session expires.
 func (s *Session) Delete(ctx context.Context, path string) error {
+	if err := args.Context(ctx, "recipes: Session.Delete"); err != nil {
+		return err
+	}
 	err := s.Retry(ctx, func(conn *zk.Conn) error { return deleteNode(conn, path) })
 	if err != nil && errors.Is(err, s.Err()) {
 		return s.deleteOutlived(ctx, path)

@@ -85,6 +85,9 @@ func (b *DoubleBarrier) Node() string { return zpath.Outside(b.sess.Chroot(), b.
 // Arrived returns how many members are at the barrier now (entered, or
 // waiting to enter), and whether it is open.
 func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
+	if err := args.Context(ctx, "barriers: DoubleBarrier.Arrived"); err != nil {
+		return 0, false, err
+	}
 	names, err := znode.Children(ctx, b.sess, b.at.Dir)
 	if err != nil {
 		return 0, false, fmt.Errorf("barriers: count %s: %w", b.at.Path, err)
@@ -104,6 +107,9 @@ func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
 // A member made for another count than one already at the barrier (before
 // it opens) gets ErrMembers, and its node is removed.
 func (b *DoubleBarrier) Enter(ctx context.Context) error {
+	if err := args.Context(ctx, "barriers: DoubleBarrier.Enter"); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.entered {
@@ -290,6 +296,9 @@ func (b *DoubleBarrier) giveUp() (bool, error) {
 // If ctx ends first, Leave stops waiting, deletes this member's node if it
 // is still there (so no node is left behind) and returns ctx's cause.
 func (b *DoubleBarrier) Leave(ctx context.Context) error {
+	if err := args.Context(ctx, "barriers: DoubleBarrier.Leave"); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.entered {

@@ -78,7 +78,10 @@
 // An error from a context's end is its cause (context.Cause), which
 // errors.Is also matches with context.Canceled or context.DeadlineExceeded.
 // Release takes a context too: it bounds the wait for ZooKeeper to confirm
-// the delete, past which the session finishes it in the background.
+// the delete, past which the session finishes it in the background. A nil
+// context is refused by every call, with an error wrapping ErrInvalid that
+// names the call, before anything is sent or changed: a Release(nil) leaves
+// the lock held, to be released with a context.
 //
 // # Revocation
 //

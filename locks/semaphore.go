@@ -117,6 +117,9 @@ func (s *Semaphore) MaxLeases() int { return int(s.limit.Load()) }
 // ctx bounds only the wait; each lease's Context carries its values. Leases
 // are not reentrant: an Acquire with a lease's Context takes new ones.
 func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Hold, error) {
+	if err := args.Context(ctx, "locks: Semaphore.Acquire"); err != nil {
+		return nil, err
+	}
 	leases, _, err := s.acquire(ctx, n, wait)
 	return leases, err
 }
@@ -124,6 +127,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Hold, error) {
 // TryAcquire takes n leases if they are free now and nobody is queued for
 // the semaphore, and reports whether it did.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Hold, bool, error) {
+	if err := args.Context(ctx, "locks: Semaphore.TryAcquire"); err != nil {
+		return nil, false, err
+	}
 	return s.acquire(ctx, n, seqnode.TryAcquire)
 }
 
@@ -447,5 +453,8 @@ func (s *Semaphore) stillAgreed() bool {
 // waiting for the lease (or gate node) of the one holding the gate, each
 // other for the gate node ahead of it. All have Kind KindLease.
 func (s *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
+	if err := args.Context(ctx, "locks: Semaphore.Participants"); err != nil {
+		return nil, err
+	}
 	return semaphoreParticipants(ctx, s.sess, s.at.Dir, s.MaxLeases())
 }
