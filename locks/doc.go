@@ -32,7 +32,12 @@
 // value: goroutines exclude each other unless one hands its Hold (or its
 // Context) to another, which shares the ownership with it. Ownership is per
 // session and path, so two Mutex values for the same path in one session
-// recognise each other's holds.
+// recognise each other's holds. A nested Lock given the context that
+// acquired the outer hold (not h.Context()) therefore waits for that hold,
+// forever without a deadline; a Mutex or RWMutex waiter that waits for a
+// node of its own session says so at Warn through the session's logger
+// (recipes.WithSlog), naming the path and h.Context(). Goroutines of one
+// session that merely contend for a lock get the same record.
 //
 // # Lock loss
 //
