@@ -13,10 +13,11 @@ import (
 	"github.com/zkrecipes/recipes/locks"
 )
 
-// recordsHandler sends every record to a channel, for a test to wait on.
+// recordsHandler sends every record at Warn or above to a channel, for a
+// test to wait on.
 type recordsHandler struct{ records chan slog.Record }
 
-func (h recordsHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordsHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
 func (h recordsHandler) Handle(_ context.Context, r slog.Record) error {
 	select {
 	case h.records <- r.Clone():
