@@ -394,11 +394,12 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 						ErrMaxLeases, s.at.Path, recorded, busy, s.max)
 				}
 			}
-			// Our write fires the watch just set: look again, for a
-			// watch of the record as it is now.
+			// Record ours, then look again: our write fires the watch
+			// just set, and a bad version means someone else recorded
+			// one meanwhile.
 			_, err = conn.Set(s.at.Dir, []byte(want), st.Version)
 			if err != nil && !errors.Is(err, zk.ErrBadVersion) {
-				return err // bad version: someone else recorded one meanwhile
+				return err
 			}
 		}
 	})
