@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -29,6 +30,9 @@ import (
 // sends the delete, once; if it is not, the node lives until the connection
 // is closed or its session expires.
 func (s *Session) Delete(ctx context.Context, path string) error {
+	if err := args.Context(ctx, "recipes: Session.Delete"); err != nil {
+		return err
+	}
 	err := s.Retry(ctx, func(conn *zk.Conn) error { return deleteNode(conn, path) })
 	if err != nil && errors.Is(err, s.Err()) {
 		return s.deleteOutlived(ctx, path)

@@ -356,10 +356,11 @@ func WithChroot(path string) Option {
 
 // WithSlog logs the session's and its recipes' events to l (its handler is
 // called from the session's own goroutines and must not block): state changes
-// (Info; the end of the session at Warn), holds lost (Warn), revocation
-// requests and acquisitions that waited a second or more (Info), every
-// acquisition and each retry after a connection problem (Debug). Default
-// (and for nil): none.
+// (Info; the end of the session at Warn), holds lost (Warn), a lock waiter
+// that waits for a node of its own session (Warn: see the locks package's
+// Reentrancy), revocation requests and acquisitions that waited a second or
+// more (Info), every acquisition and each retry after a connection problem
+// (Debug). Default (and for nil): none.
 func WithSlog(l *slog.Logger) Option {
 	return func(o *options) { o.slog = l }
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -26,6 +27,9 @@ import (
 // This is Curator's retry loop without its sleeps: it retries exactly when
 // the connection comes back.
 func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error {
+	if err := args.Context(ctx, "recipes: Session.Retry"); err != nil {
+		return err
+	}
 	if err := znode.CtxErr(ctx); err != nil {
 		return err // an ended ctx sends nothing
 	}

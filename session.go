@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
@@ -95,6 +96,9 @@ func newSession(o options, owned bool) *Session {
 // the last reason a connection attempt failed. The Session owns the
 // connection: Close closes it, and so does the end of the session.
 func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, error) {
+	if err := args.Context(ctx, "recipes: Connect"); err != nil {
+		return nil, err
+	}
 	o := buildOptions(opts)
 	addrs, chroot, err := parseServers(servers)
 	if err != nil {
@@ -194,6 +198,9 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 // go-zookeeper drops and from a changed session id. Prefer Connect, whose
 // events arrive through a callback and are never dropped.
 func NewSession(ctx context.Context, conn *zk.Conn, events <-chan zk.Event, opts ...Option) (*Session, error) {
+	if err := args.Context(ctx, "recipes: NewSession"); err != nil {
+		return nil, err
+	}
 	if conn == nil || events == nil {
 		return nil, fmt.Errorf("%w: NewSession needs a connection and its event channel", ErrInvalid)
 	}
@@ -534,6 +541,9 @@ func (s *Session) Timeout() time.Duration { return s.timeout() }
 // WaitConnected returns nil once the session is connected (StateConnected or
 // StateReconnected), the session's error if it ends first, or ctx's cause.
 func (s *Session) WaitConnected(ctx context.Context) error {
+	if err := args.Context(ctx, "recipes: Session.WaitConnected"); err != nil {
+		return err
+	}
 	for {
 		s.mu.Lock()
 		st, err, changed := s.state, s.err, s.changed

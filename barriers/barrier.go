@@ -39,6 +39,9 @@ func (b *Barrier) Path() string { return b.at.Path }
 // barrier that is already up is not an error. A ctx that has already ended
 // gets its cause back, and nothing is created.
 func (b *Barrier) Set(ctx context.Context) error {
+	if err := args.Context(ctx, "barriers: Barrier.Set"); err != nil {
+		return err
+	}
 	// Retry sends nothing for an ended ctx.
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
@@ -67,6 +70,9 @@ func (b *Barrier) Set(ctx context.Context) error {
 // not up is not an error. A ctx that has already ended gets its cause back,
 // and the barrier stays as it is.
 func (b *Barrier) Remove(ctx context.Context) error {
+	if err := args.Context(ctx, "barriers: Barrier.Remove"); err != nil {
+		return err
+	}
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		err := znode.Delete(conn, b.at.Dir)
 		if !errors.Is(err, zk.ErrNotEmpty) {
@@ -99,6 +105,9 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // each time the node changes; a lock that comes under a barrier that is up
 // is found by Remove.
 func (b *Barrier) Wait(ctx context.Context) error {
+	if err := args.Context(ctx, "barriers: Barrier.Wait"); err != nil {
+		return err
+	}
 	for {
 		up, ev, err := znode.ExistsW(ctx, b.sess, b.at.Dir)
 		if err == nil && !up {
@@ -128,6 +137,9 @@ func (b *Barrier) checkOwn(ctx context.Context) error {
 
 // IsSet reports whether the barrier is up.
 func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
+	if err := args.Context(ctx, "barriers: Barrier.IsSet"); err != nil {
+		return false, err
+	}
 	up, err := znode.Exists(ctx, b.sess, b.at.Dir)
 	if err != nil {
 		return false, fmt.Errorf("barriers: check %s: %w", b.at.Path, err)

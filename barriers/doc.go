@@ -32,6 +32,12 @@
 //     after being counted finds "ready" and is in after all.
 //   - Waiters watch only "ready", so an arrival wakes nobody, and the last
 //     arrival opens the barrier in three round trips.
+//   - Members must agree on the member count (Curator never checks, and a
+//     member for 2 beside one for 3 waits forever): a member's UUID carries
+//     its count (see the layout below), and Enter refuses with ErrMembers
+//     when the barrier's listing shows a member for another count, before
+//     the barrier opens. Curator members carry no count and are not
+//     checked.
 //   - A Leave that times out removes this member's node rather than leaving
 //     it behind (CURATOR-536 made Curator's Leave return on timeout at all).
 //
@@ -40,6 +46,12 @@
 //	Barrier at P        P                  persistent, data "host:pid"
 //	DoubleBarrier at P  P/<uuid>           ephemeral, one per member
 //	                    P/ready            persistent, while the barrier is open
+//
+// Curator's member names are random (version 4) UUIDs; ours are version 8
+// UUIDs whose first 8 hex digits are the member count, the rest random
+// ("00000003-5f0c-8a1e-9b7d-2c4e6f8a0b1d" for a barrier of 3). Curator
+// counts the children and never reads their names, so it counts ours as
+// any member.
 //
 // Missing parents are created as container nodes. A double barrier whose
 // path holds a lock's nodes (which it would count as members), and a Barrier

@@ -12,7 +12,6 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
-	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -35,6 +34,10 @@ const readyNode = layout.ReadyNode
 // counted in a group it did not join (and one that gave up too late to be
 // left out is in).
 //
+// Every member must be made for the same member count: one whose Enter finds
+// a member for another count at the barrier is refused with ErrMembers
+// (its node name, a UUID, carries its count; see the package doc).
+//
 // A DoubleBarrier value is one member: its node name is a UUID chosen when
 // the value is made. It is safe for concurrent use, but Enter and Leave
 // alternate.
@@ -50,10 +53,14 @@ type DoubleBarrier struct {
 }
 
 // NewDoubleBarrier returns a member of the double barrier at path that opens
-// when members have entered. It does no I/O, and refuses members < 1 besides
-// what NewBarrier refuses.
+// when members have entered. It does no I/O, and refuses members < 1 (or
+// above math.MaxInt32, Curator's limit) besides what NewBarrier refuses.
 func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...recipes.NodeOption) (*DoubleBarrier, error) {
-	at, err := args.Check(sess, path, opts, args.AtLeastOne(members, "a double barrier", "member"))
+	var tooMany error
+	if members > maxMembers {
+		tooMany = fmt.Errorf("%w: a double barrier takes at most %d members, not %d", ErrInvalid, maxMembers, members)
+	}
+	at, err := args.Check(sess, path, opts, args.AtLeastOne(members, "a double barrier", "member"), tooMany)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +68,7 @@ func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...r
 		sess:    sess,
 		at:      at,
 		ready:   zpath.Join(at.Dir, readyNode),
-		node:    zpath.Join(at.Dir, seqnode.NewUUID()),
+		node:    zpath.Join(at.Dir, memberName(members)),
 		members: members,
 	}, nil
 }
@@ -78,6 +85,9 @@ func (b *DoubleBarrier) Node() string { return zpath.Outside(b.sess.Chroot(), b.
 // Arrived returns how many members are at the barrier now (entered, or
 // waiting to enter), and whether it is open.
 func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
+	if err := args.Context(ctx, "barriers: DoubleBarrier.Arrived"); err != nil {
+		return 0, false, err
+	}
 	names, err := znode.Children(ctx, b.sess, b.at.Dir)
 	if err != nil {
 		return 0, false, fmt.Errorf("barriers: count %s: %w", b.at.Path, err)
@@ -94,7 +104,12 @@ func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
 // ends first, Enter removes this member's node and returns the error; if the
 // barrier opened with this member counted in the meantime, Enter returns nil.
 // A ctx that has already ended gets its cause back, and nothing is created.
+// A member made for another count than one already at the barrier (before
+// it opens) gets ErrMembers, and its node is removed.
 func (b *DoubleBarrier) Enter(ctx context.Context) error {
+	if err := args.Context(ctx, "barriers: DoubleBarrier.Enter"); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.entered {
@@ -105,6 +120,12 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	}
 	err := b.enter(ctx)
 	switch {
+	case errors.Is(err, ErrMembers):
+		// Refused: out, even if the barrier opened (a Curator member,
+		// which cannot tell, may have counted us).
+		if derr := znode.DeleteDetached(b.sess, b.node); derr != nil && b.sess.Err() == nil {
+			err = errors.Join(err, derr)
+		}
 	case err != nil && b.sess.Err() == nil:
 		// Give up, unless the barrier opened counting us.
 		if opened, gerr := b.giveUp(); gerr != nil {
@@ -211,6 +232,13 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		if !slices.Contains(names, zpath.Base(b.node)) {
 			return false, fmt.Errorf("%w: %s", ErrMemberLost, b.node)
 		}
+		// Every member that came before us is in this listing: one that
+		// counts to another number would never open the barrier with us,
+		// or would open it without us.
+		if n := disagreeing(names, b.members); n != 0 {
+			return false, fmt.Errorf("%w: a member at %s waits for %d members, this one for %d",
+				ErrMembers, b.at.Path, n, b.members)
+		}
 		if len(names) < b.members {
 			return false, nil
 		}
@@ -268,6 +296,9 @@ func (b *DoubleBarrier) giveUp() (bool, error) {
 // If ctx ends first, Leave stops waiting, deletes this member's node if it
 // is still there (so no node is left behind) and returns ctx's cause.
 func (b *DoubleBarrier) Leave(ctx context.Context) error {
+	if err := args.Context(ctx, "barriers: DoubleBarrier.Leave"); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.entered {

@@ -28,6 +28,9 @@ type Usage struct {
 // locks.Inspect). A path that does not exist is an error wrapping
 // zk.ErrNoNode: no Barrier is up there.
 func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, error) {
+	if err := args.Context(ctx, "barriers: Inspect"); err != nil {
+		return nil, err
+	}
 	names, data, err := layout.Read(ctx, sess, path, args.Where(sess, path))
 	if err != nil {
 		return nil, fmt.Errorf("barriers: %w", err)

@@ -32,7 +32,12 @@
 // value: goroutines exclude each other unless one hands its Hold (or its
 // Context) to another, which shares the ownership with it. Ownership is per
 // session and path, so two Mutex values for the same path in one session
-// recognise each other's holds.
+// recognise each other's holds. A nested Lock given the context that
+// acquired the outer hold (not h.Context()) therefore waits for that hold,
+// forever without a deadline; a Mutex or RWMutex waiter that waits for a
+// node of its own session says so at Warn through the session's logger
+// (recipes.WithSlog), naming the path and h.Context(). Goroutines of one
+// session that merely contend for a lock get the same record.
 //
 // # Lock loss
 //
@@ -78,7 +83,10 @@
 // An error from a context's end is its cause (context.Cause), which
 // errors.Is also matches with context.Canceled or context.DeadlineExceeded.
 // Release takes a context too: it bounds the wait for ZooKeeper to confirm
-// the delete, past which the session finishes it in the background.
+// the delete, past which the session finishes it in the background. A nil
+// context is refused by every call, with an error wrapping ErrInvalid that
+// names the call, before anything is sent or changed: a Release(nil) leaves
+// the lock held, to be released with a context.
 //
 // # Revocation
 //
@@ -124,7 +132,9 @@
 //
 // The lowest sequence comes first; each waiter watches only the node it waits
 // for, except the one acquirer at a semaphore's gate, which watches the leases.
-// A semaphore's maximum is recorded as "maxLeases=N" in P's data.
+// A semaphore's maximum is recorded as "maxLeases=N" in P's data; the record
+// binds while a lease is held or an acquirer is queued at the gate, and an
+// idle semaphore takes the next client's maximum.
 //
 // Recipes of different kinds on one path would not exclude each other, so
 // an acquire that finds another kind's nodes under P refuses with

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
@@ -201,6 +202,9 @@ func (h *Hold) Guard() []*zk.CheckVersionRequest {
 // ctx that has ended sends nothing. A multi-lock's members must share one
 // session, or Multi fails with ErrInvalid.
 func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	if err := args.Context(ctx, "locks: Hold.Multi"); err != nil {
+		return nil, err
+	}
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
 	}
@@ -332,6 +336,9 @@ func (h *Hold) Context() context.Context { return h.ctx }
 // the end. Releasing a hold once more than it was acquired does nothing and
 // returns an error wrapping ErrNotHeld.
 func (h *Hold) Release(ctx context.Context) error {
+	if err := args.Context(ctx, "locks: Hold.Release"); err != nil {
+		return err
+	}
 	h.mu.Lock()
 	if h.count == 0 {
 		h.mu.Unlock()

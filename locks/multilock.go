@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -114,6 +115,9 @@ func (ml *MultiLock) Path() string {
 // Mutex.Lock does. The Hold's Context also carries each member's Hold, so a
 // member locked with it re-enters that member.
 func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
+	if err := args.Context(ctx, "locks: MultiLock.Lock"); err != nil {
+		return nil, err
+	}
 	key := multiKey{ml}
 	path := ml.Path()
 	if h, found, err := reenter(ctx, key, path); found {

@@ -72,6 +72,9 @@ func (m *Mutex) zkPath() string { return m.spec.Dir }
 // behind. If ctx has already ended, Lock returns its cause at once: it sends
 // no request, and does not re-enter either.
 func (m *Mutex) Lock(ctx context.Context) (*Hold, error) {
+	if err := args.Context(ctx, "locks: Mutex.Lock"); err != nil {
+		return nil, err
+	}
 	return waited(acquire(ctx, m.sess, m.key, m.spec, wait))
 }
 
@@ -82,6 +85,9 @@ func (m *Mutex) Lock(ctx context.Context) (*Hold, error) {
 // When it returns false it leaves no node behind. A ctx that carries a Hold
 // of the mutex re-enters, as with Lock.
 func (m *Mutex) TryLock(ctx context.Context) (*Hold, bool, error) {
+	if err := args.Context(ctx, "locks: Mutex.TryLock"); err != nil {
+		return nil, false, err
+	}
 	return acquire(ctx, m.sess, m.key, m.spec, seqnode.TryAcquire)
 }
 
@@ -89,5 +95,8 @@ func (m *Mutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 // be served, with each node's data; each waiter waits for the node ahead of
 // it. It works whether or not this process takes part.
 func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
+	if err := args.Context(ctx, "locks: Mutex.Participants"); err != nil {
+		return nil, err
+	}
 	return mutexParticipants(ctx, m.sess, m.spec.Dir)
 }

@@ -34,6 +34,9 @@ type Usage struct {
 // semaphore whose number of leases is not recorded counts every lease as
 // held. A path that does not exist is an error wrapping zk.ErrNoNode.
 func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, error) {
+	if err := args.Context(ctx, "locks: Inspect"); err != nil {
+		return nil, err
+	}
 	names, data, err := layout.Read(ctx, sess, path, args.Where(sess, path))
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -28,6 +29,9 @@ import (
 // not exist (then the error also wraps zk.ErrNoNode). Curator's Revoker
 // writes wherever it is told.
 func Revoke(ctx context.Context, sess *recipes.Session, nodePath string) error {
+	if err := args.Context(ctx, "locks: Revoke"); err != nil {
+		return err
+	}
 	if sess == nil {
 		return fmt.Errorf("%w: nil session", ErrInvalid)
 	}

@@ -75,11 +75,17 @@ func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 // Lock takes the write lock, waiting until every reader and writer queued
 // before it is gone, and returns its Hold, as Mutex.Lock does.
 func (rw *RWMutex) Lock(ctx context.Context) (*Hold, error) {
+	if err := args.Context(ctx, "locks: RWMutex.Lock"); err != nil {
+		return nil, err
+	}
 	return waited(rw.lock(ctx, wait))
 }
 
 // TryLock takes the write lock if nobody holds or waits for either half now.
 func (rw *RWMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
+	if err := args.Context(ctx, "locks: RWMutex.TryLock"); err != nil {
+		return nil, false, err
+	}
 	return rw.lock(ctx, seqnode.TryAcquire)
 }
 
@@ -103,11 +109,17 @@ func (rw *RWMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
 // The read Hold is a hold of its own: its Context carries the write Hold's
 // values but outlives it.
 func (rw *RWMutex) RLock(ctx context.Context) (*Hold, error) {
+	if err := args.Context(ctx, "locks: RWMutex.RLock"); err != nil {
+		return nil, err
+	}
 	return waited(rw.rlock(ctx, wait))
 }
 
 // TryRLock takes the read lock if no writer holds or waits for it now.
 func (rw *RWMutex) TryRLock(ctx context.Context) (*Hold, bool, error) {
+	if err := args.Context(ctx, "locks: RWMutex.TryRLock"); err != nil {
+		return nil, false, err
+	}
 	return rw.rlock(ctx, seqnode.TryAcquire)
 }
 
@@ -165,5 +177,8 @@ func (r readLocker) zkPath() string                          { return r.rw.at.Di
 // waits for the node ahead of it, a waiting reader for the nearest writer
 // ahead of it.
 func (rw *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
+	if err := args.Context(ctx, "locks: RWMutex.Participants"); err != nil {
+		return nil, err
+	}
 	return rwParticipants(ctx, rw.sess, rw.at.Dir)
 }

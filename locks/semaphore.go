@@ -41,7 +41,9 @@ const (
 // Every client must use the same maximum. The first Acquire of a Semaphore
 // value records its maximum in the path's node (which Curator leaves empty)
 // and checks it against one recorded there by another client: a different
-// one fails with ErrMaxLeases. A Semaphore is safe for concurrent use.
+// one fails with ErrMaxLeases while a lease is held or an acquirer is queued
+// at the gate; a semaphore with neither takes the new maximum. A Semaphore
+// is safe for concurrent use.
 type Semaphore struct {
 	sess   *recipes.Session
 	at     args.Target
@@ -50,7 +52,10 @@ type Semaphore struct {
 	limit  atomic.Int64 // the number of leases in force: max, or the count as last read
 	gate   seqnode.Spec // a Mutex that one acquirer at a time holds while it waits
 	leases seqnode.Spec
-	agreed atomic.Bool // the maximum matched the recorded one
+	// agreed is the agreement on the maximum: the watch on the record
+	// that matched it, or, for a shared count, a check that always stands.
+	// Nil before the first agreement.
+	agreed atomic.Pointer[layoutCheck]
 }
 
 // NewSemaphore returns the semaphore at path with maxLeases leases. Like
@@ -114,6 +119,9 @@ func (s *Semaphore) MaxLeases() int { return int(s.limit.Load()) }
 // ctx bounds only the wait; each lease's Context carries its values. Leases
 // are not reentrant: an Acquire with a lease's Context takes new ones.
 func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Hold, error) {
+	if err := args.Context(ctx, "locks: Semaphore.Acquire"); err != nil {
+		return nil, err
+	}
 	leases, _, err := s.acquire(ctx, n, wait)
 	return leases, err
 }
@@ -121,6 +129,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Hold, error) {
 // TryAcquire takes n leases if they are free now and nobody is queued for
 // the semaphore, and reports whether it did.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Hold, bool, error) {
+	if err := args.Context(ctx, "locks: Semaphore.TryAcquire"); err != nil {
+		return nil, false, err
+	}
 	return s.acquire(ctx, n, seqnode.TryAcquire)
 }
 
@@ -170,8 +181,10 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 	// write into the path's node. The maximum is agreed again whenever the
 	// path's children changed since that check (its cached watch fired):
 	// the path's node, which records the maximum, is a container, which
-	// ZooKeeper reaps, record and all, when the semaphore has been idle.
-	first := !s.agreed.Load()
+	// ZooKeeper reaps, record and all, when the semaphore has been idle;
+	// and whenever the record changed (its watch fired): an idle semaphore
+	// takes the maximum of the next client.
+	first := !s.stillAgreed()
 	if !first {
 		if cached, _ := layoutVerdict(layoutKey{s.sess, s.at.Dir}); !cached {
 			first = true
@@ -344,42 +357,96 @@ func (s *Semaphore) firstUse(ctx context.Context) error {
 		return err
 	}
 	if s.count != "" {
-		s.agreed.Store(true) // a shared count is agreed on by its node
+		s.agreed.Store(&layoutCheck{}) // a shared count is agreed on by its node
 		return nil
 	}
 	return s.agreeMax(ctx)
 }
 
 // agreeMax records the maximum in the path's node, or checks it against the
-// one recorded there. It runs under the gate, which created the node.
+// one recorded there. It runs under the gate, which created the node. A
+// record of another maximum stands while a lease is held or an acquirer is
+// queued at the gate (their maximum is that one); on an idle semaphore it is
+// replaced by ours. Every record is written under the gate, and every
+// Semaphore that agreed watches it, so one whose record was replaced agrees
+// again on its next acquire, which queues at the gate behind the writer and
+// so sees the watch fire first.
 func (s *Semaphore) agreeMax(ctx context.Context) error {
-	want := []byte(maxLeasesPrefix + strconv.Itoa(s.max))
+	want := maxLeasesPrefix + strconv.Itoa(s.max)
+	epoch, counted := s.sess.Disconnects()
+	var changed <-chan zk.Event
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
-			data, st, err := conn.Get(s.at.Dir)
+			data, st, events, err := conn.GetW(s.at.Dir)
 			if err != nil {
 				return znode.RefusedRead(err, s.at.Dir)
 			}
-			if len(data) == 0 {
-				_, err = znode.Set(conn, s.at.Dir, want, st.Version)
-				if errors.Is(err, zk.ErrBadVersion) {
-					continue // someone else recorded one meanwhile
+			recorded, ours := strings.CutPrefix(string(data), maxLeasesPrefix)
+			if string(data) == want || (len(data) != 0 && !ours) {
+				changed = events // ours, or data not ours to judge
+				return nil
+			}
+			if len(data) != 0 {
+				busy, err := s.busy(conn)
+				if err != nil {
+					return err
 				}
+				if busy != "" {
+					return fmt.Errorf("%w: %s is in use with %s leases (%s), this client says %d",
+						ErrMaxLeases, s.at.Path, recorded, busy, s.max)
+				}
+			}
+			// Record ours, then look again: our write fires the watch
+			// just set, and a bad version means someone else recorded
+			// one meanwhile.
+			_, err = znode.Set(conn, s.at.Dir, []byte(want), st.Version)
+			if err != nil && !errors.Is(err, zk.ErrBadVersion) {
 				return err
 			}
-			recorded, found := strings.CutPrefix(string(data), maxLeasesPrefix)
-			if found && recorded != strconv.Itoa(s.max) {
-				return fmt.Errorf("%w: %s is in use with %s leases, this client says %d",
-					ErrMaxLeases, s.at.Path, recorded, s.max)
-			}
-			return nil // ours, or data not ours to judge
 		}
 	})
 	if err != nil {
 		return err
 	}
-	s.agreed.Store(true)
+	if !counted {
+		epoch = -1 // a check that never stands: agree on every acquire
+	}
+	s.agreed.Store(&layoutCheck{events: changed, epoch: epoch})
 	return nil
+}
+
+// busy says why the maximum recorded for the semaphore still stands: "held"
+// while a lease node exists, "waited for" while an acquirer other than us
+// is queued at the gate; "" if neither.
+func (s *Semaphore) busy(conn *zk.Conn) (string, error) {
+	leases, _, err := conn.Children(s.leases.Dir)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return "", znode.RefusedRead(err, s.leases.Dir)
+	}
+	if len(leases) > 0 {
+		return "held", nil
+	}
+	gate, _, err := conn.Children(s.gate.Dir)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return "", znode.RefusedRead(err, s.gate.Dir)
+	}
+	if len(gate) > 1 {
+		return "waited for", nil
+	}
+	return "", nil
+}
+
+// stillAgreed reports whether the maximum this Semaphore agreed on still
+// stands: it agreed, and the record has not changed (nor been reaped) since.
+func (s *Semaphore) stillAgreed() bool {
+	c := s.agreed.Load()
+	if c == nil {
+		return false
+	}
+	if c.events == nil {
+		return true // a shared count
+	}
+	return c.holds(s.sess)
 }
 
 // Participants lists the leases in the order they were created (the first
@@ -389,5 +456,8 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 // waiting for the lease (or gate node) of the one holding the gate, each
 // other for the gate node ahead of it. All have Kind KindLease.
 func (s *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
+	if err := args.Context(ctx, "locks: Semaphore.Participants"); err != nil {
+		return nil, err
+	}
 	return semaphoreParticipants(ctx, s.sess, s.at.Dir, s.MaxLeases())
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
@@ -41,11 +42,17 @@ func (m *SemaphoreMutex) zkPath() string { return m.sem.at.Dir }
 // Lock takes the lock, waiting until it is free or ctx ends, and returns the
 // Hold (see Mutex.Lock; it is not reentrant).
 func (m *SemaphoreMutex) Lock(ctx context.Context) (*Hold, error) {
+	if err := args.Context(ctx, "locks: SemaphoreMutex.Lock"); err != nil {
+		return nil, err
+	}
 	return waited(m.lock(ctx, wait))
 }
 
 // TryLock takes the lock if it is free now, and reports whether it did.
 func (m *SemaphoreMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
+	if err := args.Context(ctx, "locks: SemaphoreMutex.TryLock"); err != nil {
+		return nil, false, err
+	}
 	return m.lock(ctx, seqnode.TryAcquire)
 }
 
@@ -65,5 +72,8 @@ func (m *SemaphoreMutex) lock(ctx context.Context, take taker) (*Hold, bool, err
 // Participants lists the holder, then the acquirers waiting, as
 // [Semaphore.Participants] does.
 func (m *SemaphoreMutex) Participants(ctx context.Context) ([]Participant, error) {
+	if err := args.Context(ctx, "locks: SemaphoreMutex.Participants"); err != nil {
+		return nil, err
+	}
 	return m.sem.Participants(ctx)
 }

@@ -47,6 +47,9 @@ func NewSharedCountSemaphore(sess *recipes.Session, path, countPath string, opts
 // that holds anything but a count (or nothing) is left alone: the error
 // wraps ErrInvalid.
 func SetSharedCount(ctx context.Context, sess *recipes.Session, countPath string, n int) error {
+	if err := args.Context(ctx, "locks: SetSharedCount"); err != nil {
+		return err
+	}
 	if err := args.Where(sess, countPath); err != nil {
 		return err
 	}

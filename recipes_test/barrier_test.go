@@ -2,6 +2,8 @@ package recipes_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -362,4 +364,68 @@ func TestDoubleBarrierCountedMemberEntersAfterReadyGoes(t *testing.T) {
 	proxy.Restore()
 	require.NoError(t, <-entered, "a member counted when the barrier opened did not get in")
 	require.NoError(t, a.Leave(bg()))
+}
+
+// TestDoubleBarrierMembersMustAgreeOnTheCount: a member for 3 at a barrier
+// where a member for 2 waits (and the other way round) is refused with
+// ErrMembers, takes its node away, and leaves the waiter waiting for a
+// member that agrees, with whom it passes.
+func TestDoubleBarrierMembersMustAgreeOnTheCount(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	for _, c := range []struct{ first, second int }{{2, 3}, {3, 2}} {
+		path := fmt.Sprintf("%s/double-%d-%d", root, c.first, c.second)
+		first := newDoubleBarrier(t, connect(t), path, c.first)
+		entered := make(chan error, 1)
+		go func() { entered <- first.Enter(bg()) }()
+		waitQueued(t, admin, path, 1)
+
+		ctx, cancel := context.WithTimeout(bg(), waitLong)
+		err := newDoubleBarrier(t, connect(t), path, c.second).Enter(ctx)
+		cancel()
+		require.ErrorIs(t, err, barriers.ErrMembers, "%d members after %d", c.second, c.first)
+		assert.Contains(t, err.Error(), fmt.Sprintf("waits for %d members, this one for %d", c.first, c.second))
+		assert.Equal(t, []string{first.Node()[len(path)+1:]}, children(t, admin, path), "the refused member left its node")
+
+		// The first still waits for members that agree with it.
+		others := make([]*barriers.DoubleBarrier, c.first-1)
+		for i := range others {
+			others[i] = newDoubleBarrier(t, connect(t), path, c.first)
+		}
+		var wg sync.WaitGroup
+		for _, o := range others {
+			wg.Go(func() { assert.NoError(t, o.Enter(bg())) })
+		}
+		wg.Wait()
+		require.NoError(t, <-entered)
+		for _, o := range others {
+			wg.Go(func() { assert.NoError(t, o.Leave(bg())) })
+		}
+		require.NoError(t, first.Leave(bg()))
+		wg.Wait()
+		assert.Empty(t, children(t, admin, path))
+	}
+}
+
+// TestDoubleBarrierMembersRaceWithDifferentCounts: members for 2 and for 3
+// that enter at once: whichever lists last sees the other, so at least one
+// is refused, and neither passes (the barrier never opens).
+func TestDoubleBarrierMembersRaceWithDifferentCounts(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/double"
+	ctx, cancel := context.WithCancel(bg())
+	defer cancel()
+	errs := make(chan error, 2)
+	for _, n := range []int{2, 3} {
+		b := newDoubleBarrier(t, connect(t), path, n)
+		go func() { errs <- b.Enter(ctx) }()
+	}
+	err := <-errs
+	require.ErrorIs(t, err, barriers.ErrMembers)
+	cancel() // the other, if it waits
+	err = <-errs
+	require.Error(t, err, "a member passed a barrier it disagreed on")
+	assert.True(t, errors.Is(err, barriers.ErrMembers) || errors.Is(err, context.Canceled), "%v", err)
+	assert.Empty(t, children(t, admin, path))
 }

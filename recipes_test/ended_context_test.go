@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/barriers"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -20,22 +22,42 @@ func ended() context.Context {
 	return ctx
 }
 
+// everyRecipe is one of each recipe, on a session, at paths under root.
+type everyRecipe struct {
+	m   *locks.Mutex
+	rw  *locks.RWMutex
+	sem *locks.Semaphore // of 2
+	sm  *locks.SemaphoreMutex
+	ml  *locks.MultiLock
+	b   *barriers.Barrier
+	db  *barriers.DoubleBarrier // of 1
+}
+
+func newEveryRecipe(t *testing.T, s *recipes.Session, root string) everyRecipe {
+	t.Helper()
+	sm, err := locks.NewSemaphoreMutex(s, root+"/sm")
+	require.NoError(t, err)
+	ml, err := locks.NewMultiMutex(s, []string{root + "/a", root + "/b"})
+	require.NoError(t, err)
+	return everyRecipe{
+		m:   newMutex(t, s, root+"/mutex"),
+		rw:  newRWMutex(t, s, root+"/rw"),
+		sem: newSemaphore(t, s, root+"/sem", 2),
+		sm:  sm,
+		ml:  ml,
+		b:   newBarrier(t, s, root+"/barrier"),
+		db:  newDoubleBarrier(t, s, root+"/double", 1),
+	}
+}
+
 // TestEndedContextTakesNothing: every acquire given a context that has
 // already ended returns the context's cause and creates nothing, not even
 // a container parent.
 func TestEndedContextTakesNothing(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	s := connect(t)
-	m := newMutex(t, s, root+"/mutex")
-	rw := newRWMutex(t, s, root+"/rw")
-	sem := newSemaphore(t, s, root+"/sem", 2)
-	sm, err := locks.NewSemaphoreMutex(s, root+"/sm")
-	require.NoError(t, err)
-	ml, err := locks.NewMultiMutex(s, []string{root + "/a", root + "/b"})
-	require.NoError(t, err)
-	b := newBarrier(t, s, root+"/barrier")
-	db := newDoubleBarrier(t, s, root+"/double", 1)
+	r := newEveryRecipe(t, connect(t), root)
+	m, rw, sem, sm, ml, b, db := r.m, r.rw, r.sem, r.sm, r.ml, r.b, r.db
 
 	lock := func(l func(context.Context) (*locks.Hold, error)) func(context.Context) error {
 		return func(ctx context.Context) error {
@@ -77,7 +99,7 @@ func TestEndedContextTakesNothing(t *testing.T) {
 
 	// A barrier that is up stays up.
 	require.NoError(t, b.Set(bg()))
-	err = b.Remove(ended())
+	err := b.Remove(ended())
 	assert.ErrorIs(t, err, errGaveUp)
 	assert.ErrorIs(t, err, context.Canceled)
 	up, err := b.IsSet(bg())

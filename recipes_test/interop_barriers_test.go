@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkrecipes/recipes/barriers"
 	"github.com/zkrecipes/recipes/internal/curatortest"
 	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
 	"github.com/zkrecipes/recipes/internal/zktest"
@@ -109,4 +111,39 @@ func TestBarrierInteropWithCurator(t *testing.T) {
 	_, err = peer.Run(bg(), "barrier-remove", servers, path)
 	require.NoError(t, err)
 	require.NoError(t, <-goWait)
+}
+
+// TestDoubleBarrierCountedMembersWithCurator: Go members carry their member
+// count in their node names, which Curator neither reads nor minds: two Go
+// members for 3 wait, each seeing the other agree, and a Java member for 3
+// counts them and opens the barrier for all three.
+func TestDoubleBarrierCountedMembersWithCurator(t *testing.T) {
+	t.Parallel()
+	peer := curatortest.EnsureT(t)
+	admin, root := newRoot(t)
+	path := root + "/double"
+	log := filepath.Join(t.TempDir(), "events")
+	servers := curatortest.ServersArg(zktest.ServersT(t))
+	const members = 3
+
+	var wg sync.WaitGroup
+	var goMembers []*barriers.DoubleBarrier
+	for range 2 {
+		b := newDoubleBarrier(t, connect(t), path, members)
+		goMembers = append(goMembers, b)
+		wg.Go(func() {
+			if assert.NoError(t, b.Enter(bg())) {
+				assert.NoError(t, b.Leave(bg()))
+			}
+		})
+	}
+	eventually(t, "the Go members to arrive", func() bool { return len(children(t, admin, path)) == 2 })
+	for _, b := range goMembers {
+		name := b.Node()[len(path)+1:]
+		assert.True(t, strings.HasPrefix(name, "00000003-"), "member %s does not carry its count", name)
+	}
+	javaDone, _ := interopJava(t, peer, "double-barrier", servers, path, strconv.Itoa(members), log, curatortest.ClientID(0))
+	require.NoError(t, <-javaDone)
+	wg.Wait()
+	assert.Empty(t, children(t, admin, path), "members or ready left behind")
 }

@@ -2,11 +2,13 @@ package recipes_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -314,4 +316,70 @@ func TestSemaphoreAgreesAgainAfterThePathIsReaped(t *testing.T) {
 	_, err = newSemaphore(t, connect(t), path, 2).Acquire(bg(), 1)
 	assert.ErrorIs(t, err, locks.ErrMaxLeases, "a semaphore of 2 let in beside one of 1")
 	require.NoError(t, leases[0].Release(bg()))
+}
+
+// TestSemaphoreIdleTakesANewMax: the maximum recorded in the path's node
+// stands only while someone holds a lease or waits for one; an idle
+// semaphore takes the next client's, at once rather than once ZooKeeper has
+// reaped the path. A client that agreed on the old one agrees again, and is
+// refused while the new one is in use.
+func TestSemaphoreIdleTakesANewMax(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sem"
+	// A persistent path is never reaped, so the record stays as written.
+	_, err := admin.Create(root, nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, err = admin.Create(path, nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		eventually(t, "the semaphore's directories to be reaped", func() bool {
+			err := admin.Delete(path, -1)
+			return err == nil || errors.Is(err, zk.ErrNoNode)
+		})
+		require.NoError(t, admin.Delete(root, -1))
+	})
+
+	two := newSemaphore(t, connect(t), path, 2)
+	leases, err := two.Acquire(bg(), 2)
+	require.NoError(t, err)
+	for _, l := range leases {
+		require.NoError(t, l.Release(bg()))
+	}
+
+	five := newSemaphore(t, connect(t), path, 5)
+	leases, err = five.Acquire(bg(), 5)
+	require.NoError(t, err, "an idle semaphore keeps its old maximum")
+	_, err = two.Acquire(bg(), 1)
+	assert.ErrorIs(t, err, locks.ErrMaxLeases, "a semaphore of 2 let in beside one of 5")
+	for _, l := range leases {
+		require.NoError(t, l.Release(bg()))
+	}
+}
+
+// TestSemaphoresRaceForAnEmptyPath: two semaphores with different maximums
+// that start on an empty path at once: exactly one maximum is recorded, the
+// other client gets ErrMaxLeases, and they never hold at once.
+func TestSemaphoresRaceForAnEmptyPath(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/sem"
+	sems := []*locks.Semaphore{newSemaphore(t, connect(t), path, 1), newSemaphore(t, connect(t), path, 3)}
+	var wg sync.WaitGroup
+	errs := make([]error, len(sems))
+	held := make([][]*locks.Hold, len(sems))
+	for i, sem := range sems {
+		wg.Go(func() { held[i], errs[i] = sem.Acquire(bg(), 1) })
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		if err == nil {
+			won++
+			require.NoError(t, held[i][0].Release(bg()))
+			continue
+		}
+		assert.ErrorIs(t, err, locks.ErrMaxLeases)
+	}
+	assert.Equal(t, 1, won, "errors: %v", errs)
 }

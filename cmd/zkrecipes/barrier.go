@@ -28,7 +28,8 @@ Enter the double barrier at PATH (Curator's DistributedDoubleBarrier): wait
 until N members have entered, run CMD (with ZKRECIPES_BARRIER_PATH in its
 environment), then wait until every member has left. --timeout bounds
 entering and leaving, each. It cannot try once: -n and --timeout 0 are usage
-errors.
+errors. Every member must give the same N: a member that finds one with
+another N at the barrier exits 65.
 
   --members N   the member count that opens the barrier (required)
 ` + waitOnlyFlagsUsage + commandExitUsage,

@@ -66,6 +66,22 @@ func TestDoubleBarrierTimeoutExits75AndLeavesNoNode(t *testing.T) {
 	assert.Empty(t, lockNodes(t, admin, path))
 }
 
+// TestDoubleBarrierMembersMismatchExits65: a member for 3 where a member
+// for 2 waits is refused (it would wait forever), and leaves no node.
+func TestDoubleBarrierMembersMismatchExits65(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	path := zktest.Root(t, admin) + "/batch"
+	first := command(t, "double-barrier", path, "--members", "2", "--", "true")
+	require.NoError(t, first.Start())
+	defer stop(first)
+	waitNodes(t, admin, path, 1)
+	code, _, stderr := zkrecipes(t, "double-barrier", path, "--members", "3", "--timeout", "30s", "--", "true")
+	assert.Equal(t, 65, code, stderr)
+	assert.Contains(t, stderr, "waits for 2 members, this one for 3")
+	assert.Len(t, lockNodes(t, admin, path), 1, "the refused member left its node")
+}
+
 func TestBarrierCommands(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	path := zktest.Root(t, admin) + "/gate"

@@ -1,9 +1,11 @@
 package main_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -66,6 +68,8 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"lock", path, "-x", "--", "true"}, "lock: unknown flag -x"},
 		{[]string{"semaphore", path, "--", "true"}, "--leases N (at least 1) is required"},
 		{[]string{"semaphore", path, "--leases", "-1", "--", "true"}, "--leases -1: must be at least 1"},
+		{[]string{"semaphore", path, "--leases", "2", "--count-path", path + "n", "--", "true"}, "--leases N or --count-path P, not both"},
+		{[]string{"semaphore", path, "--count-path", "count", "--", "true"}, "--count-path: "},
 		{[]string{"double-barrier", path, "--members", "0", "--", "true"}, "--members 0: must be at least 1"},
 		// --auth and --acl (never echoing credentials: see below).
 		{[]string{"--auth", "nocolon", "lock", path, "--", "true"}, "--auth (not shown): not SCHEME:CREDENTIALS"},
@@ -138,4 +142,37 @@ func TestSemaphoreLeasesMismatchExits65(t *testing.T) {
 	code, _, stderr := zkrecipes(t, "semaphore", path, "--leases", "2", "--timeout", "10s", "--", "true")
 	assert.Equal(t, 65, code, stderr)
 	assert.Contains(t, stderr, "different number of leases")
+}
+
+// TestSemaphoreCountPath: --count-path takes the number of leases from a
+// shared count (Curator's SharedCount), read as the command reaches the
+// front of the queue.
+func TestSemaphoreCountPath(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	path, count := root+"/sem", root+"/count"
+	_, err := admin.Create(root, nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, err = admin.Create(count, []byte{0, 0, 0, 1}, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	defer func() {
+		require.NoError(t, admin.Delete(count, -1))
+		eventually(t, func() bool { // once ZooKeeper has reaped the semaphore
+			err := admin.Delete(root, -1)
+			return err == nil || errors.Is(err, zk.ErrNoNode)
+		})
+	}()
+
+	holder := command(t, "semaphore", path, "--count-path", count, "--", "sleep", "30")
+	require.NoError(t, holder.Start())
+	defer stop(holder)
+	waitNodes(t, admin, path+"/leases", 1)
+	code, _, stderr := zkrecipes(t, "semaphore", path, "--count-path", count, "-n", "--", "true")
+	assert.Equal(t, 75, code, "a count of 1, held: %s", stderr)
+
+	_, err = admin.Set(count, []byte{0, 0, 0, 2}, -1)
+	require.NoError(t, err)
+	code, _, stderr = zkrecipes(t, "semaphore", path, "--count-path", count, "-n", "--", "true")
+	assert.Equal(t, 0, code, "a count of 2, one held: %s", stderr)
 }

@@ -46,7 +46,8 @@ several recipes use at once is "mixed": they do not exclude each other.
            (of a mixed path), holder, holders, waiters, members, open,
            max_leases, data; each node has node, kind (mutex, read, write,
            lease, member), data, holds, waits_for, age_seconds (to the
-           millisecond), fencing_token, session and revoke_requested.
+           millisecond), fencing_token, session, revoke_requested and
+           waits_for_own_session.
            With -r: an object with path, recipes (a list of those objects)
            and missing (true if PATH does not exist)
 
@@ -66,6 +67,11 @@ type inspected struct {
 	Session  string  `json:"session"`
 	Revoked  bool    `json:"revoke_requested,omitempty"`
 	age      time.Duration
+
+	// OwnSession: the node it waits for is its own session's, as when a
+	// nested Lock was given the outer hold's acquire context, not its
+	// Context: it may be waiting for itself.
+	OwnSession bool `json:"waits_for_own_session,omitempty"`
 }
 
 // inspection is what inspect finds at a path.
@@ -177,6 +183,9 @@ func printInspection(w io.Writer, in inspection) {
 		if h.WaitsFor != "" {
 			on = " for " + h.WaitsFor
 		}
+		if h.OwnSession {
+			on += " (a node of its own session)"
+		}
 		fmt.Fprintf(w, "  waiter %d %-5s %s, waiting %s%s  %s\n", i+1, h.Kind, dataLabel([]byte(h.Data), h.Revoked), h.age, on, h.Node)
 	}
 }
@@ -208,8 +217,13 @@ func describe(ctx context.Context, sess *recipes.Session, p string) (inspection,
 	for _, u := range lockUses {
 		part := newInspection(p, u.Recipe)
 		part.MaxLeases = u.MaxLeases
+		owners := make(map[string]int64, len(u.Participants))
+		for _, q := range u.Participants {
+			owners[q.Path] = q.Session
+		}
 		for _, q := range u.Participants {
 			n := node(q, now)
+			n.OwnSession = q.Waits != "" && q.Session != 0 && owners[q.Waits] == q.Session
 			if q.Holds {
 				part.Holders = append(part.Holders, n)
 			} else {

@@ -51,8 +51,8 @@ go to the whole group. If zkrecipes is killed, so is CMD.
 		mk("lock", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the mutex at PATH (Curator's InterProcessMutex).", revocable),
 		mk("rlock", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the read half of the read/write lock at PATH\n(Curator's InterProcessReadWriteLock): readers share it.", revocable),
 		mk("wlock", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the write half of the read/write lock at PATH\n(Curator's InterProcessReadWriteLock): a writer is alone.", revocable),
-		mk("semaphore", "PATH --leases N [flags] -- CMD [ARG...]", "Run CMD while holding one of the N leases of the semaphore at PATH\n(Curator's InterProcessSemaphoreV2). Every user must give the same N: the\nfirst records it, and another N exits 65.",
-			"  --leases N    the number of leases (required, at least 1)\n"),
+		mk("semaphore", "PATH --leases N|--count-path P [flags] -- CMD...", "Run CMD while holding one of the N leases of the semaphore at PATH\n(Curator's InterProcessSemaphoreV2). Every user must give the same N: the\nfirst records it, and another N exits 65 while a lease is held or\nwaited for. With --count-path P, the number of leases is the shared\ncount at P (Curator's SharedCount: a 4-byte big-endian integer),\nread as the command reaches the front of the queue.",
+			"  --leases N          the number of leases (at least 1)\n  --count-path P      the number of leases is the shared count at P\n"),
 		mk("semaphore-mutex", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the semaphore mutex at PATH (Curator's\nInterProcessSemaphoreMutex: a semaphore of one lease).", ""),
 		mk("multilock", "PATH,PATH... [flags] -- CMD [ARG...]", "Run CMD while holding the mutexes at all the PATHs, taken in path order.\nIt cannot try once: -n and --timeout 0 are usage errors.", ""),
 	}
@@ -79,9 +79,10 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 	if name == "lock" || name == "rlock" || name == "wlock" {
 		fs.BoolVar(revocable, "revocable", false, "")
 	}
-	leases := 0
+	leases, countPath := 0, ""
 	if name == "semaphore" {
 		fs.IntVar(&leases, "leases", 0, "")
+		fs.StringVar(&countPath, "count-path", "", "")
 	}
 	pos, err := parseInterspersed(fs, own)
 	if err != nil {
@@ -97,10 +98,17 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 	if once && name == "multilock" {
 		return usagef("multilock: cannot try once (-n, --timeout 0); give --timeout D")
 	}
-	if name == "semaphore" && leases < 1 {
-		if !flagSet(fs, "leases") {
-			return usagef("semaphore: --leases N (at least 1) is required")
+	switch {
+	case name != "semaphore":
+	case flagSet(fs, "leases") && flagSet(fs, "count-path"):
+		return usagef("semaphore: give --leases N or --count-path P, not both")
+	case flagSet(fs, "count-path"):
+		if err := recipes.ValidatePath(countPath); err != nil {
+			return usagef("semaphore: --count-path: %v", err)
 		}
+	case !flagSet(fs, "leases"):
+		return usagef("semaphore: --leases N (at least 1) is required, or --count-path P")
+	case leases < 1:
 		return usagef("semaphore: --leases %d: must be at least 1", leases)
 	}
 	if len(wf.data) > recipes.MaxDataSize {
@@ -129,7 +137,7 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 	}
 	defer w.close()
 	sess, sigs, stop := w.sess, w.sigs, w.stop
-	ops, err := buildOps(name, sess, paths, leases, opts)
+	ops, err := buildOps(name, sess, paths, semaphoreSize{leases, countPath}, opts)
 	if err != nil {
 		return usagef("%s: %v", name, err)
 	}

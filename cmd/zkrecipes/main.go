@@ -175,7 +175,8 @@ Exit status: 0 when done, or
 
 const exitRows = `  64  bad usage (nothing was created)
   65  PATH is used by another kind of recipe, or a semaphore is used with
-      another --leases (nothing was created)
+      another --leases, a double barrier with another --members (nothing
+      was created)
   69  ZooKeeper unavailable, or the session lost
   75  timed out waiting, or -n found it busy
   77  the nodes' ACL does not let this identity in (see --auth)

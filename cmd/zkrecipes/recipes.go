@@ -21,8 +21,15 @@ type lockOps struct {
 	gated     bool                                                 // try may find it busy only because another acquirer is passing its gate
 }
 
+// semaphoreSize is a semaphore's number of leases: fixed, or the shared count
+// at countPath if that is not "".
+type semaphoreSize struct {
+	leases    int
+	countPath string
+}
+
 // buildOps makes the recipe a command names.
-func buildOps(name string, sess *recipes.Session, paths []string, leases int, opts []recipes.NodeOption) (lockOps, error) {
+func buildOps(name string, sess *recipes.Session, paths []string, size semaphoreSize, opts []recipes.NodeOption) (lockOps, error) {
 	path := paths[0]
 	status := func(ctx context.Context) string { return statusLine(ctx, sess, paths) }
 	switch name {
@@ -48,7 +55,13 @@ func buildOps(name string, sess *recipes.Session, paths []string, leases int, op
 		}
 		return lockOps{path, m.Lock, m.TryLock, status, false, true}, nil
 	case "semaphore":
-		sem, err := locks.NewSemaphore(sess, path, leases, opts...)
+		var sem *locks.Semaphore
+		var err error
+		if size.countPath != "" {
+			sem, err = locks.NewSharedCountSemaphore(sess, path, size.countPath, opts...)
+		} else {
+			sem, err = locks.NewSemaphore(sess, path, size.leases, opts...)
+		}
 		if err != nil {
 			return lockOps{}, err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/barriers"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -23,12 +24,13 @@ func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, c
 }
 
 // waitFailure maps a failed wait for what to an exit status: 65 for a path
-// another recipe uses (or a semaphore with another number of leases), 75 on
+// another recipe uses (or a semaphore with another number of leases, a
+// double barrier with another number of members), 75 on
 // --timeout, 130 on a signal, 69 otherwise (ZooKeeper failing, or the
 // session lost).
 func waitFailure(ctx context.Context, what string, err error) error {
 	switch {
-	case errors.Is(err, locks.ErrMaxLeases), errors.Is(err, recipes.ErrOtherRecipe):
+	case errors.Is(err, locks.ErrMaxLeases), errors.Is(err, barriers.ErrMembers), errors.Is(err, recipes.ErrOtherRecipe):
 		return exitError{exitConflict, err}
 	case errors.Is(context.Cause(ctx), errTimedOut):
 		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", what)}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -425,7 +426,10 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, path st
 			markc <- ev // nil if the watch was not set: no fast hand-off
 		}()
 	}
-	_, _, ev, err := znode.GetW(ctx, sess, target)
+	_, st, ev, err := znode.GetW(ctx, sess, target)
+	if err == nil && st.EphemeralOwner == sess.ID() && !spec.Bare {
+		waitsForOwnSession(ctx, sess, spec, target)
+	}
 	if markc != nil {
 		mark.events = <-markc
 	}
@@ -444,6 +448,17 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, path st
 		return false, fmt.Errorf("watch %s: %w", target, err)
 	}
 	return waitGone(ctx, sess, path, ev, *own, revoked)
+}
+
+// waitsForOwnSession says, through the session's telemetry, that a waiter
+// waits for a node of its own session: Go has no goroutine identity, so a
+// nested Lock re-enters only when given its hold's Context, and one given
+// the outer acquire's context (as Curator's per-thread reentrancy would
+// let it) waits for itself, forever without a deadline.
+func waitsForOwnSession(ctx context.Context, sess znode.Session, spec Spec, target string) {
+	if t, ok := sess.(interface{ Telemetry() *telemetry.Recorder }); ok {
+		t.Telemetry().WaitsForOwnSession(ctx, zpath.Outside(sess.Chroot(), spec.Dir), zpath.Outside(sess.Chroot(), target))
+	}
 }
 
 // waitGone waits on the watched node and reports whether it was deleted

@@ -116,6 +116,16 @@ func (r *Recorder) HoldEnded(recipe, path string, start time.Time, lost error, c
 		metric.WithAttributes(attribute.String("recipe", recipe), attribute.String("end", end)))
 }
 
+// WaitsForOwnSession records that an acquisition of the lock at path waits
+// for node, which its own session created: another goroutine's hold, or
+// this call chain's own (a nested Lock given the outer hold's acquire
+// context rather than its Context), which it would wait for forever.
+func (r *Recorder) WaitsForOwnSession(ctx context.Context, path, node string) {
+	r.log.LogAttrs(ctx, slog.LevelWarn, "lock waits for a node of its own session",
+		slog.String("path", path), slog.String("node", node),
+		slog.String("hint", "if this call chain holds it, this waits for itself: to re-enter a hold h, pass h.Context() to Lock"))
+}
+
 // Revoked records a revocation request seen by a holder of recipe at path.
 func (r *Recorder) Revoked(recipe, path string) {
 	r.revocations.Add(context.Background(), 1, metric.WithAttributes(attribute.String("recipe", recipe)))
