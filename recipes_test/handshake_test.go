@@ -142,6 +142,35 @@ func TestStandaloneRestartWithASilentStartup(t *testing.T) {
 	require.NoError(t, <-got, "the waiter did not get the lock")
 }
 
+// TestTLSConnectSkipsASilentServer: over TLS, a first connection whose TLS
+// handshake completes and whose connect request is never answered is given
+// up on too, and Connect gets its session from the next attempt.
+func TestTLSConnectSkipsASilentServer(t *testing.T) {
+	t.Parallel()
+	srv := zktest.StartTLST(t)
+	silent := zktest.SilentTLST(t, srv.CA.ServerConfig(t))
+	var first atomic.Bool
+	dial := func(network, addr string, d time.Duration) (net.Conn, error) {
+		if first.CompareAndSwap(false, true) {
+			addr = silent.Addr()
+		}
+		return net.DialTimeout(network, addr, d)
+	}
+	const timeout = recipes.DefaultSessionTimeout
+	s, err := recipes.Connect(bg(), []string{srv.SecureAddr}, recipes.WithTLS(srv.CA.ClientConfig()),
+		recipes.WithDialer(dial), recipes.WithSessionTimeout(timeout), recipes.WithConnectTimeout(2*timeout))
+	require.NoError(t, err, "no session after a silent first server")
+	defer s.Close()
+	assert.Equal(t, 1, silent.Accepted())
+	ctx, cancel := context.WithTimeout(bg(), timeout)
+	defer cancel()
+	assert.NoError(t, silent.Wait(ctx, func(_, hungUp int) bool { return hungUp == 1 }),
+		"the session never closed its connection to the silent server")
+	h, err := newMutex(t, s, "/tls-silent/lock").Lock(bg())
+	require.NoError(t, err)
+	require.NoError(t, h.Release(bg()))
+}
+
 // untilDone returns a context cancelled when s ends, with its error as the
 // cause, or when t ends.
 func untilDone(t *testing.T, s *recipes.Session) context.Context {

@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +16,13 @@ import (
 // connection only when the client closes it or Close is called. ZooKeeper
 // 3.8.0 does this with a connect request that reaches it while it loads its
 // database at startup (ZOOKEEPER-5051), and so does a server whose process is
-// stopped: the kernel accepts for it.
+// stopped: the kernel accepts for it. A Silent made with a TLS config
+// completes the TLS handshake first, as ZooKeeper's TLS port does, and is
+// silent inside it.
 type Silent struct {
-	ln net.Listener
-	wg sync.WaitGroup
+	ln  net.Listener
+	tls *tls.Config // nil for plain TCP
+	wg  sync.WaitGroup
 
 	mu       sync.Mutex // guards the fields below
 	conns    map[net.Conn]struct{}
@@ -28,22 +32,30 @@ type Silent struct {
 	closed   bool
 }
 
-// NewSilent starts a Silent listener on a free loopback port.
-func NewSilent() (*Silent, error) {
+// NewSilent starts a Silent listener on a free loopback port, speaking TLS
+// with config if it is not nil.
+func NewSilent(config *tls.Config) (*Silent, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("zktest: silent listen: %w", err)
 	}
-	s := &Silent{ln: ln, conns: map[net.Conn]struct{}{}, changed: make(chan struct{})}
+	s := &Silent{ln: ln, tls: config, conns: map[net.Conn]struct{}{}, changed: make(chan struct{})}
 	s.wg.Go(s.acceptLoop)
 	return s, nil
 }
 
-// SilentT starts a Silent listener and closes it when t ends. Call it before
-// connecting to it, so that the connections close first.
+// SilentT starts a plain Silent listener and closes it when t ends. Call it
+// before connecting to it, so that the connections close first.
 func SilentT(t testing.TB) *Silent {
 	t.Helper()
-	s, err := NewSilent()
+	return SilentTLST(t, nil)
+}
+
+// SilentTLST is SilentT with a TLS listener using config (see
+// CA.ServerConfig); nil means plain TCP.
+func SilentTLST(t testing.TB, config *tls.Config) *Silent {
+	t.Helper()
+	s, err := NewSilent(config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +145,14 @@ func (s *Silent) acceptLoop() {
 }
 
 // drain reads and discards what the client sends until it closes the
-// connection (or Close does).
+// connection (or Close does); over TLS, the first read completes the
+// handshake.
 func (s *Silent) drain(c net.Conn) {
-	_, _ = io.Copy(io.Discard, c)
+	var r io.Reader = c
+	if s.tls != nil {
+		r = tls.Server(c, s.tls)
+	}
+	_, _ = io.Copy(io.Discard, r)
 	c.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
