@@ -3,8 +3,10 @@ package recipes_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -69,18 +71,29 @@ func TestReconnectSkipsASilentServer(t *testing.T) {
 }
 
 // TestStandaloneRestartWithASilentStartup restarts a standalone server under
-// a holder and a waiter whose redials meet a server that accepts and does not
-// answer, as the restarting server does until its database is loaded: both
-// reattach to their sessions, the hold is kept, and the waiter gets the lock
-// when it is released. The admin session meets the real restart, startup
-// window included.
+// three clients. One redials every few milliseconds, so that its first
+// connection lands as the server starts listening: in ZooKeeper 3.8.0's
+// silent startup window, in most runs. The others, a holder and a
+// waiter, redial once a second into a listener that accepts and does not
+// answer, as the starting server does, whatever the timing. All three
+// reattach to their sessions, no hold is lost, and the waiter gets the lock
+// when it is released.
 func TestStandaloneRestartWithASilentStartup(t *testing.T) {
+	t.Parallel()
 	srv := zktest.StartT(t)
 	// Long enough to ride out a JVM restart on a loaded machine.
 	const timeout = 40 * time.Second
 	long := recipes.WithSessionTimeout(timeout)
-	admin := connectTo(t, srv.Servers(), long)
-	path := zktest.Root(t, admin.Conn()) + "/lock"
+	var eagerLog syncBuffer
+	// go-zookeeper pauses a second each time round its list: with the
+	// server listed five times, it redials without a pause most of the time.
+	eager := connectTo(t, slices.Repeat(srv.Servers(), 5), long, recipes.WithDialer(redial),
+		recipes.WithSlog(slog.New(slog.NewTextHandler(&eagerLog, nil))))
+	eagerID := eager.ID()
+	root := zktest.Root(t, eager.Conn())
+	path := root + "/lock"
+	eagerHeld, err := newMutex(t, eager, root+"/eager").Lock(bg())
+	require.NoError(t, err)
 
 	type client struct {
 		s        *recipes.Session
@@ -114,12 +127,21 @@ func TestStandaloneRestartWithASilentStartup(t *testing.T) {
 		}
 		got <- err
 	}()
-	waitQueued(t, admin.Conn(), path, 2)
+	waitQueued(t, eager.Conn(), path, 2)
 
 	for _, c := range []*client{holder, waiter} {
 		c.starting.Store(true)
 	}
 	require.NoError(t, srv.Restart())
+
+	// The session's own loss deadline bounds this wait, and the ones below.
+	require.NoError(t, eager.WaitConnected(bg()), "the eager session did not get past the startup")
+	assert.Equal(t, eagerID, eager.ID(), "a new eager session")
+	assert.NoError(t, eagerHeld.Err(), "the eager session's hold was lost")
+	t.Logf("real startup windows the eager session met and left: %d",
+		strings.Count(eagerLog.String(), "zookeeper server did not answer"))
+	require.NoError(t, eagerHeld.Release(bg()))
+
 	for _, c := range []*client{holder, waiter} {
 		// go-zookeeper redials a standalone server once a second.
 		require.NoError(t, c.silent.Wait(untilDone(t, c.s), func(accepted, _ int) bool { return accepted >= 1 }),
@@ -127,7 +149,6 @@ func TestStandaloneRestartWithASilentStartup(t *testing.T) {
 		c.starting.Store(false)
 	}
 	for _, c := range []*client{holder, waiter} {
-		// The session's own loss deadline bounds this wait.
 		require.NoError(t, c.s.WaitConnected(bg()), "the session did not get past the startup")
 		assert.Equal(t, c.id, c.s.ID(), "a new session")
 		assert.GreaterOrEqual(t, c.silent.HungUp(), 1, "the session never closed its silent connection")
@@ -140,6 +161,19 @@ func TestStandaloneRestartWithASilentStartup(t *testing.T) {
 	}
 	require.NoError(t, held.Release(bg()))
 	require.NoError(t, <-got, "the waiter did not get the lock")
+}
+
+// redial is a dialer that dials addr again every few milliseconds while
+// nothing listens there, within the timeout.
+func redial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout(network, addr, time.Until(deadline))
+		if err == nil || time.Until(deadline) < 10*time.Millisecond {
+			return c, err
+		}
+		time.Sleep(2 * time.Millisecond) // the redial cadence, not a wait for a state
+	}
 }
 
 // TestTLSConnectSkipsASilentServer: over TLS, a first connection whose TLS
