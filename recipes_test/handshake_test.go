@@ -205,6 +205,23 @@ func TestTLSConnectSkipsASilentServer(t *testing.T) {
 	require.NoError(t, h.Release(bg()))
 }
 
+// TestConnectNamesASilentServer: when no server answers, Connect's error
+// says which one accepted the connection and did not answer, and within
+// what bound.
+func TestConnectNamesASilentServer(t *testing.T) {
+	t.Parallel()
+	silent := zktest.SilentT(t)
+	const timeout = time.Second
+	_, err := recipes.Connect(bg(), []string{silent.Addr()},
+		recipes.WithSessionTimeout(timeout), recipes.WithConnectTimeout(3*timeout))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), silent.Addr()+" accepted the connection but did not answer it within 100ms")
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
+	defer cancel()
+	assert.NoError(t, silent.Wait(ctx, func(accepted, hungUp int) bool { return accepted >= 1 && hungUp == accepted }),
+		"a connection to the silent server was left open")
+}
+
 // untilDone returns a context cancelled when s ends, with its error as the
 // cause, or when t ends.
 func untilDone(t *testing.T, s *recipes.Session) context.Context {
