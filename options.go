@@ -256,7 +256,11 @@ func WithTickTime(d time.Duration) Option {
 }
 
 // WithDialer sets how Connect opens its TCP connections, as zk.WithDialer
-// does. Default: net.DialTimeout. NewSession ignores it.
+// does. The timeout it is given is go-zookeeper's (one second) or a tenth of
+// the session timeout, whichever is shorter, and the connection it returns is
+// closed if ZooKeeper has not answered the connect request within that tenth
+// of the session timeout from the start of the dial (see Connect).
+// Default: net.DialTimeout. NewSession ignores it.
 func WithDialer(d zk.Dialer) Option {
 	return func(o *options) { o.dialer = d }
 }

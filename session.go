@@ -95,6 +95,14 @@ func newSession(o options, owned bool) *Session {
 // connection strings ("h1:2181,h2:2181/app": see WithChroot). An error names
 // the last reason a connection attempt failed. The Session owns the
 // connection: Close closes it, and so does the end of the session.
+//
+// Each connection attempt, the first and every reconnect, has a tenth of the
+// session timeout from the start of its dial to ZooKeeper's answer to its
+// connect request (TLS handshake included); a server that takes longer is
+// given up on and the next one tried. ZooKeeper 3.8.0 accepts connections
+// while it loads its database after a restart and never answers those
+// (ZOOKEEPER-5051); without this bound, a reconnect that met one would wait
+// past the loss deadline although another server could keep the session.
 func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, error) {
 	if err := args.Context(ctx, "recipes: Connect"); err != nil {
 		return nil, err
@@ -132,18 +140,8 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		dial = tlsDialer(dial, o.tls)
 	}
 	var lastErr atomic.Pointer[error]
-	grantDialer := func(network, addr string, timeout time.Duration) (net.Conn, error) {
-		c, err := dial(network, addr, timeout)
-		if err != nil {
-			lastErr.Store(&err)
-			return nil, err
-		}
-		now := time.Now()
-		s.dialled.Store(&now)
-		return &grantConn{Conn: c, granted: &s.grantedMs}, nil
-	}
 	conn, _, err := zk.Connect(addrs, o.timeout,
-		zk.WithDialer(grantDialer), zk.WithLogger(o.logger), zk.WithEventCallback(s.onEvent))
+		zk.WithDialer(s.dialer(dial, &lastErr)), zk.WithLogger(o.logger), zk.WithEventCallback(s.onEvent))
 	if err != nil {
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}

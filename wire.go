@@ -17,32 +17,77 @@ import (
 // protocol version, and the session timeout in milliseconds, both int32.
 const connectResponseHead = 12
 
-// grantConn wraps the socket go-zookeeper talks over to read the session
+// The states of a grantConn's handshake.
+const (
+	handshakeWaiting   int32 = iota // the connect response is not read in full yet
+	handshakeAnswered               // it is
+	handshakeAbandoned              // not in time: the connection was closed
+)
+
+// grantConn wraps the socket go-zookeeper talks over. It reads the session
 // timeout the server granted off the connect response, which go-zookeeper
-// keeps to itself. It copies nothing else: after that response it only
-// passes bytes on.
+// keeps to itself, and, when watched, closes the connection if that response
+// is not read in full in time (see handshakeBound). It copies nothing else:
+// after that response it only passes bytes on.
 type grantConn struct {
 	net.Conn
-	granted *atomic.Int64 // milliseconds; written once the head is complete
-	head    [connectResponseHead]byte
-	have    int // bytes of head read so far; only go-zookeeper's reader touches it
+	granted *atomic.Int64 // milliseconds; written once the response is complete
+
+	// Only go-zookeeper's reader touches these.
+	head     [connectResponseHead]byte
+	have     int  // bytes of the connect response read so far
+	answered bool // the connect response is read in full
+
+	state atomic.Int32 // handshakeWaiting, handshakeAnswered or handshakeAbandoned
+	timer *time.Timer  // the watch; nil when not watched
+}
+
+// watch closes the connection, after calling abandon, if the connect
+// response is not read in full within d. Call it before the connection is
+// used.
+func (c *grantConn) watch(d time.Duration, abandon func()) {
+	c.timer = time.AfterFunc(d, func() {
+		if c.state.CompareAndSwap(handshakeWaiting, handshakeAbandoned) {
+			abandon()
+			// go-zookeeper's read or write fails, and it tries the next
+			// server.
+			c.Conn.Close()
+		}
+	})
 }
 
 func (c *grantConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if c.have < len(c.head) && n > 0 {
-		c.have += copy(c.head[c.have:], p[:n])
-		if c.have == len(c.head) {
-			c.granted.Store(int64(int32(binary.BigEndian.Uint32(c.head[8:12]))))
+	if n > 0 && !c.answered {
+		if c.have < len(c.head) {
+			copy(c.head[c.have:], p[:n])
+		}
+		c.have += n
+		if c.have >= 4 && c.have >= 4+int(binary.BigEndian.Uint32(c.head[:4])) {
+			c.answered = true
+			if c.have >= len(c.head) {
+				c.granted.Store(int64(int32(binary.BigEndian.Uint32(c.head[8:12]))))
+			}
+			if c.state.CompareAndSwap(handshakeWaiting, handshakeAnswered) && c.timer != nil {
+				c.timer.Stop()
+			}
 		}
 	}
 	return n, err
 }
 
-// tlsDialer returns dial with a TLS client handshake, within the dial's
-// timeout, on each connection it opens.
+func (c *grantConn) Close() error {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	return c.Conn.Close()
+}
+
+// tlsDialer returns dial with a TLS client handshake on each connection it
+// opens, both within the dial's timeout.
 func tlsDialer(dial zk.Dialer, config *tls.Config) zk.Dialer {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		deadline := time.Now().Add(timeout)
 		raw, err := dial(network, addr, timeout)
 		if err != nil {
 			return nil, err
@@ -57,7 +102,7 @@ func tlsDialer(dial zk.Dialer, config *tls.Config) zk.Dialer {
 			cfg.ServerName = host
 		}
 		c := tls.Client(raw, cfg)
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
 		if err := c.HandshakeContext(ctx); err != nil {
 			raw.Close()

@@ -90,6 +90,18 @@ func (ca *CA) ClientConfig() *tls.Config {
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
+// ServerConfig is a TLS configuration with a certificate for 127.0.0.1 and
+// localhost issued by the CA, for a server of the test's own.
+func (ca *CA) ServerConfig(t testing.TB) *tls.Config {
+	t.Helper()
+	certPEM, keyPEM := ca.Issue(t, "zktest server")
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
 // A TLSServer is a standalone server that also serves TLS on SecureAddr.
 type TLSServer struct {
 	*Server
