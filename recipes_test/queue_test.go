@@ -475,7 +475,7 @@ func TestReleaseMarksWhenSomeoneMayLook(t *testing.T) {
 	t.Parallel()
 	admin, path, first := heldInPersistentDir(t)
 	cversion := func() int32 { return childVersion(t, admin, path) }
-	second := lockInBackground(t, admin, connect(t), bg(), path, 2)
+	second := waitingBehindFirst(t, admin, path)
 	before := cversion()
 	require.NoError(t, first.Release(bg()))
 	r := <-second
@@ -485,6 +485,19 @@ func TestReleaseMarksWhenSomeoneMayLook(t *testing.T) {
 	before = cversion()
 	require.NoError(t, r.hold.Release(bg()))
 	assert.Equal(t, before+3, cversion(), "a hold that waited did not mark its release")
+}
+
+// waitingBehindFirst starts a Lock of path on a session of its own behind
+// the one node there, and returns once it waits: its node is queued and
+// its session watches the node ahead. (A Lock whose node is queued may
+// still list after the first is gone, and then holds at once.)
+func waitingBehindFirst(t *testing.T, admin *zk.Conn, path string) <-chan lockResult {
+	t.Helper()
+	s := connect(t)
+	ch := lockInBackground(t, admin, s, bg(), path, 2)
+	first := inQueueOrder(t, admin, path)[0]
+	eventually(t, "the second to watch the first", func() bool { return watchedBy(t, first, s.ID()) })
+	return ch
 }
 
 // TestOwedMarksAreBounded: a waiter owes the mark of each node ahead that
@@ -527,7 +540,7 @@ func TestOwedMarksAreBounded(t *testing.T) {
 func TestReleaseWhenAMarkIsRefused(t *testing.T) {
 	t.Parallel()
 	admin, path, first := heldInPersistentDir(t)
-	second := lockInBackground(t, admin, connect(t), bg(), path, 2)
+	second := waitingBehindFirst(t, admin, path)
 	require.NoError(t, first.Release(bg()))
 	r := <-second
 	require.NoError(t, r.err) // a hold that waited: it marks its release
