@@ -28,7 +28,18 @@ import (
 // round trips (to it, from a follower to the leader, and for a new session
 // the quorum's acknowledgement of a write): far less than t/10, which is a
 // second at the default timeout.
+//
+// Until the session exists, there is no session to keep, and creating one
+// is a write that waits for the quorum's disks: the first connection is
+// given a third of the connect timeout instead, if that is longer, so that
+// Connect still reaches a server whose disk is slow to sync.
 func handshakeBound(t time.Duration) time.Duration { return t / 10 }
+
+// firstHandshakeBound is the bound of an attempt made before the session
+// exists, for the session timeout t and Connect's connect timeout.
+func firstHandshakeBound(t, connect time.Duration) time.Duration {
+	return max(handshakeBound(t), connect/3)
+}
 
 // dialer is the zk.Dialer that Connect gives go-zookeeper: dial, bounded by
 // handshakeBound for the session timeout in force, with each connection
@@ -37,6 +48,9 @@ func handshakeBound(t time.Duration) time.Duration { return t / 10 }
 func (s *Session) dialer(dial zk.Dialer, lastErr *atomic.Pointer[error]) zk.Dialer {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		bound := handshakeBound(s.timeout())
+		if s.grantedMs.Load() == 0 {
+			bound = firstHandshakeBound(s.timeout(), s.opts.connectTimeout)
+		}
 		deadline := time.Now().Add(bound)
 		c, err := dial(network, addr, min(timeout, bound))
 		if err != nil {

@@ -259,7 +259,8 @@ func WithTickTime(d time.Duration) Option {
 // does. The timeout it is given is go-zookeeper's (one second) or a tenth of
 // the session timeout, whichever is shorter, and the connection it returns is
 // closed if ZooKeeper has not answered the connect request within that tenth
-// of the session timeout from the start of the dial (see Connect).
+// of the session timeout from the start of the dial (see Connect; before the
+// session exists, within a third of the connect timeout if that is longer).
 // Default: net.DialTimeout. NewSession ignores it.
 func WithDialer(d zk.Dialer) Option {
 	return func(o *options) { o.dialer = d }

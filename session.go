@@ -96,9 +96,10 @@ func newSession(o options, owned bool) *Session {
 // the last reason a connection attempt failed. The Session owns the
 // connection: Close closes it, and so does the end of the session.
 //
-// Each connection attempt, the first and every reconnect, has a tenth of the
-// session timeout from the start of its dial to ZooKeeper's answer to its
-// connect request (TLS handshake included); a server that takes longer is
+// Each reconnect has a tenth of the session timeout from the start of its
+// dial to ZooKeeper's answer to its connect request (TLS handshake
+// included), and each attempt before the session exists that or a third of
+// the connect timeout, whichever is longer; a server that takes longer is
 // given up on and the next one tried. ZooKeeper 3.8.0 accepts connections
 // while it loads its database after a restart and never answers those
 // (ZOOKEEPER-5051); without this bound, a reconnect that met one would wait
