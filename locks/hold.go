@@ -11,6 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
@@ -199,7 +201,10 @@ func (h *Hold) Guard() []*zk.CheckVersionRequest {
 // responses to ops. If the lock has been lost, nothing is applied and the
 // error wraps ErrLockLost. The transaction is sent once and never retried; a
 // ctx that has ended sends nothing. A multi-lock's members must share one
-// session, or Multi fails with ErrInvalid.
+// session, or Multi fails with ErrInvalid. So does a transaction, guards
+// included, larger than ZooKeeper takes (over recipes.MaxRequest bytes as
+// go-zookeeper encodes it), or with an op zk.Conn.Multi does not know: it is
+// not sent.
 func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
@@ -216,7 +221,17 @@ func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 	for _, g := range guards {
 		all = append(all, g)
 	}
-	res, err := sess.Conn().Multi(append(all, ops...)...)
+	all = append(all, ops...)
+	size, err := jute.Multi(all...)
+	if err == nil {
+		err = args.Fits("the multi", size)
+	} else {
+		err = fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
+	}
+	res, err := sess.Conn().Multi(all...)
 	for i := range min(len(guards), len(res)) {
 		if errors.Is(res[i].Error, zk.ErrNoNode) {
 			return res, fmt.Errorf("multi under %s: %w: node %s is gone", h.path, ErrLockLost, guards[i].Path)

@@ -8,6 +8,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -27,11 +29,12 @@ import (
 // not exist (then the error also wraps zk.ErrNoNode). Curator's Revoker
 // writes wherever it is told.
 func Revoke(ctx context.Context, sess *recipes.Session, nodePath string) error {
-	if sess == nil {
-		return fmt.Errorf("%w: nil session", ErrInvalid)
+	if err := args.Where(sess, nodePath); err != nil {
+		return err
 	}
-	if err := zpath.Validate(nodePath); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	full := zpath.Under(sess.Chroot(), nodePath)
+	if err := args.Fits("the revocation of "+args.Short(full), jute.SetData(full, len(seqnode.RevokeData))); err != nil {
+		return err
 	}
 	if why := notRevocable(zpath.Base(nodePath)); why != "" {
 		return fmt.Errorf("%w: %s %s", ErrNotRevocable, nodePath, why)

@@ -6,11 +6,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 )
 
 type session struct{ chroot string }
 
 func (s *session) Chroot() string { return s.chroot }
+func (s *session) ACL() []zk.ACL  { return zk.WorldACL(zk.PermAll) }
 
 type option func(*Options)
 
