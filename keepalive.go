@@ -88,10 +88,19 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 	defer next.Stop()
 	results := make(chan probeResult, 1)
 	var probes chan probeResult // results while a probe is in flight, else nil
+	again := false              // a probe was asked for (nudge) while one was in flight
 	for {
 		select {
 		case <-s.done:
 			return
+		case <-s.nudge:
+			// A Retry call waits for a probe answered on this
+			// connection (suspectTurn).
+			if probes != nil {
+				again = true
+			} else {
+				next.Reset(0)
+			}
 		case <-deadline.C:
 			s.finish(ErrSessionLost)
 			return
@@ -128,16 +137,21 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 			s.probe(results)
 		case r := <-probes:
 			probes = nil
-			if p.proof.IsZero() && r.err == nil {
+			switch {
+			case again:
+				again = false
+				next.Reset(0)
+			case p.proof.IsZero() && r.err == nil:
 				// The first proof needs a second probe a gap after
 				// this one's answer.
 				next.Reset(time.Until(r.answered.Add(p.gap)))
-			} else {
+			default:
 				next.Reset(time.Until(r.sent.Add(every)))
 			}
 			if r.err != nil || !s.sameSession() {
 				continue
 			}
+			s.noteAnswered(r.sent)
 			before := p.proof
 			if p.answered(r.probeTimes) != before {
 				rearm()
@@ -164,6 +178,18 @@ func (s *Session) probe(results chan<- probeResult) {
 		s.wg.Go(run)
 	} else {
 		go run()
+	}
+}
+
+// noteAnswered records that a probe sent at sent was answered on the session
+// (suspectTurn waits for one).
+func (s *Session) noteAnswered(sent time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sent.After(s.answered) {
+		s.answered = sent
+		close(s.probed)
+		s.probed = make(chan struct{})
 	}
 }
 

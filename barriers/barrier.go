@@ -23,7 +23,9 @@ type Barrier struct {
 }
 
 // NewBarrier returns the barrier at path. It does no I/O, and refuses a nil
-// session, a malformed path or data over MaxDataSize.
+// session, a malformed path, data over recipes.MaxDataSize, or a barrier
+// whose create, with the path under the chroot, the data and the ACL, would
+// be over recipes.MaxRequest.
 func NewBarrier(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*Barrier, error) {
 	at, err := args.Check(sess, path, opts)
 	if err != nil {

@@ -52,7 +52,9 @@ type DoubleBarrier struct {
 
 // NewDoubleBarrier returns a member of the double barrier at path that opens
 // when members have entered. It does no I/O, and refuses members < 1 besides
-// what NewBarrier refuses.
+// what NewBarrier refuses, and a member count whose opening transaction
+// (a check of each member counted, and the create of the ready node with the
+// data) would be over recipes.MaxRequest.
 func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...recipes.NodeOption) (*DoubleBarrier, error) {
 	at, err := args.Check(sess, path, opts, args.AtLeastOne(members, "a double barrier", "member"))
 	if err != nil {

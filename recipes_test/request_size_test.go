@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
+	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -277,4 +278,41 @@ func TestHoldMultiRefusesOversizedOps(t *testing.T) {
 	_, err = h.Multi(bg(), &zk.CreateRequest{Path: node, Data: []byte("fits"), Acl: recipes.OpenACL(), Flags: zk.FlagEphemeral})
 	require.NoError(t, err)
 	require.NoError(t, h.Release(bg()))
+}
+
+// TestDroppedRequestFailsOnlyItsCall: against a server whose jute.maxbuffer
+// is below what the recipes check (so the constructor lets the recipe
+// through), a lock whose create the server drops fails with
+// ErrRequestDropped after MaxDrops tries, within the session timeout; the
+// session and another hold on it carry on, and nothing is left behind.
+func TestDroppedRequestFailsOnlyItsCall(t *testing.T) {
+	t.Parallel()
+	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
+	admin := zktest.Connect(t, srv.Servers())
+	root := zktest.Root(t, admin)
+	proxy, err := zktest.NewProxy(srv.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	s := connectTo(t, srv.Servers(), recipes.WithDialer(proxy.Dialer), recipes.WithSessionTimeout(10*time.Second))
+
+	other, err := newMutex(t, s, root+"/other").Lock(bg())
+	require.NoError(t, err)
+	big := newMutex(t, s, root+"/big", recipes.WithData(make([]byte, 16<<10)))
+	creates := proxy.Counter(func(op int32, path string) bool {
+		return op == zktest.OpCreate && strings.HasPrefix(path, root+"/big/")
+	})
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
+	defer cancel()
+	_, err = big.Lock(ctx)
+	require.ErrorIs(t, err, recipes.ErrRequestDropped)
+	assert.Contains(t, err.Error(), "jute.maxbuffer")
+	assert.Equal(t, int64(recipes.MaxDrops), creates(), "tries")
+
+	require.NoError(t, s.Err(), "the session")
+	require.NoError(t, other.Err(), "the other hold")
+	require.NoError(t, other.Context().Err(), "the other hold's context")
+	assert.Empty(t, children(t, admin, root+"/big"), "nodes left")
+	// The session still works: the other lock is released, and taken again.
+	require.NoError(t, other.Release(bg()))
+	require.NoError(t, lockOnce(bg(), newMutex(t, s, root+"/other").Lock))
 }
