@@ -88,19 +88,10 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 	defer next.Stop()
 	results := make(chan probeResult, 1)
 	var probes chan probeResult // results while a probe is in flight, else nil
-	again := false              // a probe was asked for (nudge) while one was in flight
 	for {
 		select {
 		case <-s.done:
 			return
-		case <-s.nudge:
-			// A Retry call waits for a probe answered on this
-			// connection (suspectTurn).
-			if probes != nil {
-				again = true
-			} else {
-				next.Reset(0)
-			}
 		case <-deadline.C:
 			s.finish(ErrSessionLost)
 			return
@@ -137,15 +128,11 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 			s.probe(results)
 		case r := <-probes:
 			probes = nil
-			switch {
-			case again:
-				again = false
-				next.Reset(0)
-			case p.proof.IsZero() && r.err == nil:
+			if p.proof.IsZero() && r.err == nil {
 				// The first proof needs a second probe a gap after
 				// this one's answer.
 				next.Reset(time.Until(r.answered.Add(p.gap)))
-			default:
+			} else {
 				next.Reset(time.Until(r.sent.Add(every)))
 			}
 			if r.err != nil || !s.sameSession() {

@@ -38,8 +38,9 @@ const MaxDrops = 3
 // A request ZooKeeper cannot take (one over the server's jute.maxbuffer) is
 // answered by closing the connection, every time it is sent. So once op has
 // failed with zk.ErrConnectionClosed, it is called again only after the
-// session's keep-alive probe has been answered on the new connection, and
-// alone among such calls of the session; after MaxDrops connections closed
+// session's keep-alive probe (sent every tenth of the session timeout) has
+// been answered on the new connection, and alone among such calls of the
+// session; after MaxDrops connections closed
 // in a row under it, Retry gives up with an error wrapping
 // ErrRequestDropped. The call fails; the session, whose keep-alive is
 // answered between the attempts, and every other call and hold carry on.
@@ -117,11 +118,11 @@ func (s *Session) suspectTurn(ctx context.Context) (done func(), err error) {
 			done()
 			return nil, err
 		}
+		// The keep-alive probes every tenth of the session timeout. It
+		// is not asked for one now: go-zookeeper restores its watches
+		// just after it reconnects, and a reply it reads meanwhile races
+		// with that (docs/faults.md).
 		since := time.Now()
-		select {
-		case s.nudge <- struct{}{}:
-		default: // asked already
-		}
 	wait:
 		for {
 			s.mu.Lock()
@@ -133,7 +134,7 @@ func (s *Session) suspectTurn(ctx context.Context) (done func(), err error) {
 			select {
 			case <-probed:
 			case <-changed:
-				break wait // probe again once connected
+				break wait // wait for a probe on the next connection
 			case <-s.done:
 				done()
 				return nil, s.Err()

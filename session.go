@@ -56,7 +56,6 @@ type Session struct {
 	regranted   chan time.Time            // Connect: a reconnect's grant, with when its connection was opened
 	disconnects atomic.Int64              // connections lost; see Disconnects
 	suspect     chan struct{}             // held by the one Retry call sending again after a connection closed under it
-	nudge       chan struct{}             // asks the keep-alive for a probe now
 
 	mu          sync.Mutex // guards the fields below
 	established bool
@@ -86,7 +85,6 @@ func newSession(o options, owned bool) *Session {
 		changed:   make(chan struct{}),
 		regranted: make(chan time.Time, 1),
 		suspect:   make(chan struct{}, 1),
-		nudge:     make(chan struct{}, 1),
 		probed:    make(chan struct{}),
 	}
 }

@@ -3,6 +3,7 @@ package recipes_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"net"
 	"strconv"
 	"strings"
@@ -127,6 +128,14 @@ var sizedRecipes = []sizedRecipe{
 	}},
 }
 
+// clip is the start and the end of an error that may quote a long path.
+func clip(s string) string {
+	if len(s) <= 600 {
+		return s
+	}
+	return s[:300] + " ... " + s[len(s)-300:]
+}
+
 func lockOnce(ctx context.Context, lock func(context.Context) (*locks.Hold, error)) error {
 	h, err := lock(ctx)
 	if err != nil {
@@ -164,7 +173,8 @@ func TestLargestRequestGoesThrough(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	var wire largestPacket
-	s := connect(t, recipes.WithDialer(wire.dial))
+	// Requests of a MiB are slow to send and to log on a loaded machine.
+	s := connect(t, recipes.WithDialer(wire.dial), recipes.WithSessionTimeout(10*time.Second))
 	ctx, cancel := context.WithTimeout(bg(), waitLong)
 	defer cancel()
 	for _, r := range sizedRecipes {
@@ -185,7 +195,9 @@ func TestLargestRequestGoesThrough(t *testing.T) {
 			use, err := r.make(s, longest, opts...)
 			require.NoError(t, err, name)
 			wire.reset()
-			require.NoError(t, use(ctx), "%s with a %d-byte path", name, len(longest))
+			if err := use(ctx); err != nil {
+				t.Fatalf("%s with a %d-byte path: %s", name, len(longest), clip(err.Error()))
+			}
 			switch {
 			case len(data) > 0 && r.exact:
 				assert.Equal(t, recipes.MaxRequest, wire.get(), "%s: the largest request sent", name)
@@ -283,8 +295,9 @@ func TestHoldMultiRefusesOversizedOps(t *testing.T) {
 // TestDroppedRequestFailsOnlyItsCall: against a server whose jute.maxbuffer
 // is below what the recipes check (so the constructor lets the recipe
 // through), a lock whose create the server drops fails with
-// ErrRequestDropped after MaxDrops tries, within the session timeout; the
-// session and another hold on it carry on, and nothing is left behind.
+// ErrRequestDropped after MaxDrops tries; the session, a hold on it, and
+// calls the session makes meanwhile (another lock, taken and released over
+// and over) carry on, and nothing is left behind.
 func TestDroppedRequestFailsOnlyItsCall(t *testing.T) {
 	t.Parallel()
 	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
@@ -303,7 +316,32 @@ func TestDroppedRequestFailsOnlyItsCall(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(bg(), waitLong)
 	defer cancel()
+	busy := newMutex(t, s, root+"/busy")
+	stop := make(chan struct{})
+	busyErr := make(chan error, 1)
+	go func() {
+		rounds := 0
+		for {
+			select {
+			case <-stop:
+				if rounds == 0 {
+					busyErr <- errors.New("no round")
+					return
+				}
+				busyErr <- nil
+				return
+			default:
+			}
+			if err := lockOnce(ctx, busy.Lock); err != nil {
+				busyErr <- err
+				return
+			}
+			rounds++
+		}
+	}()
 	_, err = big.Lock(ctx)
+	close(stop)
+	require.NoError(t, <-busyErr, "a lock taken and released meanwhile")
 	require.ErrorIs(t, err, recipes.ErrRequestDropped)
 	assert.Contains(t, err.Error(), "jute.maxbuffer")
 	assert.Equal(t, int64(recipes.MaxDrops), creates(), "tries")

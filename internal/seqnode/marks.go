@@ -67,7 +67,8 @@ import (
 // delete is left to the session in the background (a Release or a
 // give-up whose delete could not reach ZooKeeper in time: that delete is
 // plain); ZooKeeper refused a mark (then the node is deleted plainly); or the
-// waiter owes more than MaxOwed.
+// waiter owes more than MaxOwed, or more than fit in one request with its
+// path (Spec.owe).
 
 // MaxOwed bounds the marks a waiter keeps to write (see above), so that the
 // multi that writes them stays small; a mark dropped leaves its watch set
