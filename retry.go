@@ -12,9 +12,9 @@ import (
 )
 
 // MaxDrops is how many times in a row a call through Session.Retry sends its
-// request into a connection that then closes, the last MaxDrops-1 times right
-// after the server answered the session's probe on that connection, before it
-// fails with ErrRequestDropped.
+// request into a connection that then closes, the last MaxDrops-1 times after
+// the server answered the session's keep-alive probe on that connection,
+// before it fails with ErrRequestDropped.
 const MaxDrops = 3
 
 // Retry calls op until it returns something other than a connection
@@ -40,10 +40,10 @@ const MaxDrops = 3
 // failed with zk.ErrConnectionClosed, it is called again only after the
 // session's keep-alive probe (sent every tenth of the session timeout) has
 // been answered on the new connection, and alone among such calls of the
-// session; after MaxDrops connections closed
-// in a row under it, Retry gives up with an error wrapping
-// ErrRequestDropped. The call fails; the session, whose keep-alive is
-// answered between the attempts, and every other call and hold carry on.
+// session; after MaxDrops connections closed in a row under it, Retry gives
+// up with an error wrapping ErrRequestDropped. The call fails; the session,
+// whose keep-alive is answered between the attempts, and every other call
+// and hold carry on.
 func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error {
 	if err := znode.CtxErr(ctx); err != nil {
 		return err // an ended ctx sends nothing

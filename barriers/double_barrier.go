@@ -233,8 +233,9 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		}
 		ops := b.openOps(counted(names, zpath.Base(b.node), b.members))
 		if size, _ := jute.Multi(ops...); size > jute.MaxRequest {
-			// Only if other members have names longer than a UUID.
-			return false, fmt.Errorf("opening for members %v: %w", names, args.Fits("the multi", size))
+			// Only if other members' names are longer than a UUID:
+			// nodes this recipe did not make.
+			return false, args.Fits("opening the barrier, whose other members have names longer than a UUID,", size)
 		}
 		// Not retried on a lost reply: the next turn reads what happened.
 		_, err = b.sess.Conn().Multi(ops...)
