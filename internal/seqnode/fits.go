@@ -14,6 +14,9 @@ import (
 // int32, which takes a minus sign once the parent's counter has wrapped.
 const LongestSequence = "-2147483648"
 
+// anyUUID stands for a UUID: they all have its length.
+const anyUUID = "00000000-0000-4000-8000-000000000000"
+
 // Fits checks that every request the engine sends for a node of spec, whose
 // nodes carry acl, is one ZooKeeper takes (args.Fits): the create, with its
 // data and the name's sequence if the spec gives one; the reads, revocation
@@ -22,7 +25,7 @@ const LongestSequence = "-2147483648"
 // with its own mark (a waiter keeps to write no more marks than fit: owe).
 // The containers made for the parents are smaller than the create.
 func (s Spec) Fits(acl []zk.ACL) error {
-	head := ProtectedName(NewUUID(), s.Prefix)
+	head := ProtectedName(anyUUID, s.Prefix)
 	create := zpath.Join(s.Dir, head+s.Sequence)
 	what := fmt.Sprintf("the create of a %s node in %s", s.Prefix, args.Short(s.Dir))
 	if s.Sequence != "" {

@@ -111,7 +111,7 @@ var errMarkRefused = errors.New("mark refused")
 // is wrong with it.
 func deleteMarked(conn *zk.Conn, path string, marks []string, acl []zk.ACL) error {
 	ops := markOps(path, marks, acl)
-	if markedDeleteSize(path, marks, acl) > jute.MaxRequest {
+	if size, _ := jute.Multi(ops...); size > jute.MaxRequest { // markOps makes only known ops
 		return errMarkRefused // never sent: ZooKeeper would drop the connection
 	}
 	res, err := conn.Multi(ops...)
