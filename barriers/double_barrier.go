@@ -237,15 +237,20 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 			// nodes this recipe did not make.
 			return false, args.Fits("opening the barrier, whose other members have names longer than a UUID,", size)
 		}
-		// Not retried on a lost reply: the next turn reads what happened.
-		_, err = b.sess.Conn().Multi(ops...)
+		// Sent again after a lost reply, as any request of the session
+		// (Session.Retry), so that one the server drops fails here: if
+		// the first was applied, ready exists, which says it is open.
+		err = b.sess.Retry(ctx, func(conn *zk.Conn) error {
+			_, err := conn.Multi(ops...)
+			return err
+		})
 		switch {
 		case err == nil:
 			return true, nil
 		case errors.Is(err, zk.ErrNodeExists):
-			return true, nil // someone else opened it
-		case errors.Is(err, zk.ErrNoNode), znode.Retryable(err):
-			continue // a member left, or we do not know: count again
+			return true, nil // opened, by someone else or by our lost try
+		case errors.Is(err, zk.ErrNoNode):
+			continue // a member left: count again
 		default:
 			return false, err
 		}

@@ -354,3 +354,25 @@ func TestDroppedRequestFailsOnlyItsCall(t *testing.T) {
 	require.NoError(t, other.Release(bg()))
 	require.NoError(t, lockOnce(bg(), newMutex(t, s, root+"/other").Lock))
 }
+
+// TestDroppedOpeningFailsTheEnter: a double barrier whose opening
+// transaction a server with a small jute.maxbuffer drops (its member's
+// create is taken) fails Enter with ErrRequestDropped, where it used to send
+// it again and again; the session carries on and the member's node is gone.
+func TestDroppedOpeningFailsTheEnter(t *testing.T) {
+	t.Parallel()
+	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
+	admin := zktest.Connect(t, srv.Servers())
+	root := zktest.Root(t, admin)
+	s := connectTo(t, srv.Servers(), recipes.WithSessionTimeout(10*time.Second))
+	// The member's create carries the path once, the opening twice.
+	path := root + "/" + strings.Repeat("b", 2000)
+	b, err := barriers.NewDoubleBarrier(s, path, 1, recipes.WithData(make([]byte, 5000)))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
+	defer cancel()
+	err = b.Enter(ctx)
+	require.ErrorIs(t, err, recipes.ErrRequestDropped)
+	require.NoError(t, s.Err(), "the session")
+	assert.Empty(t, children(t, admin, path), "nodes left")
+}
