@@ -171,10 +171,15 @@ func longestAccepted(t *testing.T, r sizedRecipe, s *recipes.Session, root strin
 // and creates nothing.
 func TestLargestRequestGoesThrough(t *testing.T) {
 	t.Parallel()
-	admin, root := newRoot(t)
+	// A server of its own: ZooKeeper keeps recent transactions in memory
+	// (up to commitLogCount, 500), these are a MiB each, and the shared
+	// server's heap (256 MiB) serves every other test of the package.
+	srv := zktest.StartT(t)
+	admin := zktest.Connect(t, srv.Servers())
+	root := zktest.Root(t, admin)
 	var wire largestPacket
 	// Requests of a MiB are slow to send and to log on a loaded machine.
-	s := connect(t, recipes.WithDialer(wire.dial), recipes.WithSessionTimeout(10*time.Second))
+	s := connectTo(t, srv.Servers(), recipes.WithDialer(wire.dial), recipes.WithSessionTimeout(10*time.Second))
 	ctx, cancel := context.WithTimeout(bg(), waitLong)
 	defer cancel()
 	for _, r := range sizedRecipes {
