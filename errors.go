@@ -24,6 +24,16 @@ var (
 	// ErrClosed means Close was called on the session.
 	ErrClosed = errors.New("recipes: session closed")
 
+	// ErrRequestDropped is wrapped by the error of a call whose request
+	// ZooKeeper answered by closing the connection, MaxDrops times in a
+	// row, though the server answered the session in between (see
+	// Session.Retry): a server drops the connection of a request it cannot
+	// take, such as one over its jute.maxbuffer, which a server may set
+	// below the default the recipes check against (MaxRequest). That call
+	// fails; the session and its other holds carry on. Nothing the call
+	// would have created is left behind.
+	ErrRequestDropped = errors.New("recipes: request dropped by ZooKeeper")
+
 	// ErrInvalid is wrapped by every error for bad arguments to Connect,
 	// NewSession and the recipe packages: servers, options, a missing
 	// connection, a malformed path, a count below 1, data too large, a nil

@@ -138,6 +138,7 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 			if r.err != nil || !s.sameSession() {
 				continue
 			}
+			s.noteAnswered(r.sent)
 			before := p.proof
 			if p.answered(r.probeTimes) != before {
 				rearm()
@@ -164,6 +165,18 @@ func (s *Session) probe(results chan<- probeResult) {
 		s.wg.Go(run)
 	} else {
 		go run()
+	}
+}
+
+// noteAnswered records that a probe sent at sent was answered on the session
+// (suspectTurn waits for one).
+func (s *Session) noteAnswered(sent time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sent.After(s.answered) {
+		s.answered = sent
+		close(s.probed)
+		s.probed = make(chan struct{})
 	}
 }
 

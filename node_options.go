@@ -2,11 +2,22 @@ package recipes
 
 import "github.com/zkrecipes/recipes/internal/args"
 
-// MaxDataSize is the most node data a recipe accepts, 1 MiB - 1 KiB:
-// ZooKeeper refuses a request larger than its jute.maxbuffer (by default
-// 1 MiB - 1 byte), and the request carries the path and ACL too, for which
-// 1 KiB is kept back.
+// MaxDataSize is the most node data a recipe accepts, whatever its path:
+// 1 MiB - 1 KiB. ZooKeeper drops the connection of a request larger than its
+// jute.maxbuffer (by default MaxRequest), and the request carries the path
+// and ACL too; the KiB kept back also lets a Java client, which takes a reply
+// only below its own jute.maxbuffer, read the data back.
 const MaxDataSize = args.MaxDataSize
+
+// MaxRequest is the largest request ZooKeeper takes with its default
+// jute.maxbuffer, 0xfffff bytes (1 MiB - 1): a server drops the connection
+// of a larger one, without an answer. Every recipe constructor works out the
+// largest request the recipe sends, as go-zookeeper encodes it (its path under
+// the session's chroot, with the sequence ZooKeeper appends, its data, the
+// session's ACL, and the transactions the recipe builds), and refuses, with
+// ErrInvalid, a recipe over this: so may a long path with data within
+// MaxDataSize. docs/semantics.md ("Bad input") lists what is checked.
+const MaxRequest = args.MaxRequest
 
 // A NodeOption configures the nodes a recipe creates. Every constructor in
 // the locks and barriers packages takes them; a Session is configured by
@@ -15,8 +26,9 @@ type NodeOption func(*args.Options)
 
 // WithData sets the data stored in the recipe's nodes, which the recipes'
 // Inspect and `zkrecipes inspect` show. The constructor keeps a copy: the
-// caller may reuse the slice. Default: DefaultData(). Data over MaxDataSize
-// is refused with ErrInvalid.
+// caller may reuse the slice. Default: DefaultData(). Data over MaxDataSize,
+// or that makes a request over MaxRequest with the recipe's path, is refused
+// with ErrInvalid.
 func WithData(data []byte) NodeOption {
 	return func(o *args.Options) { o.SetData(data) }
 }

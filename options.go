@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/telemetry"
 )
 
@@ -140,7 +142,9 @@ func (c authCreds) check() error {
 	case c.scheme == "digest" && !strings.Contains(c.auth, ":"):
 		return fmt.Errorf("%w: digest credentials are not user:password", ErrInvalid)
 	}
-	return nil
+	// go-zookeeper sends them again on every connection: an oversized
+	// one would be dropped every time.
+	return args.Fits("the authentication with scheme "+args.Short(c.scheme), jute.SetAuth(c.scheme, len(c.auth)))
 }
 
 // checkACL checks one entry of the ACL named what.

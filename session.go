@@ -57,6 +57,7 @@ type Session struct {
 	dialled     atomic.Pointer[time.Time] // when Connect's dialer last opened a connection
 	regranted   chan time.Time            // Connect: a reconnect's grant, with when its connection was opened
 	disconnects atomic.Int64              // connections lost; see Disconnects
+	suspect     chan struct{}             // held by the one Retry call sending again after a connection closed under it
 
 	mu          sync.Mutex // guards the fields below
 	established bool
@@ -66,7 +67,9 @@ type Session struct {
 	deadline    time.Time     // the loss deadline; zero until the first proof of life
 	changed     chan struct{} // closed and replaced on every state change
 	readyClosed bool
-	granted     time.Time // Connect: when the connection that got the session was opened; set before ready is closed
+	granted     time.Time     // Connect: when the connection that got the session was opened; set before ready is closed
+	answered    time.Time     // when the latest keep-alive probe that was answered on this session was sent
+	probed      chan struct{} // closed and replaced when answered moves
 }
 
 // The recipes' internal packages reach the session through this interface.
@@ -84,6 +87,8 @@ func newSession(o options, owned bool) *Session {
 		state:     StateConnected,
 		changed:   make(chan struct{}),
 		regranted: make(chan time.Time, 1),
+		suspect:   make(chan struct{}, 1),
+		probed:    make(chan struct{}),
 	}
 }
 

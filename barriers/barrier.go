@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
@@ -22,10 +23,15 @@ type Barrier struct {
 }
 
 // NewBarrier returns the barrier at path. It does no I/O, and refuses a nil
-// session, a malformed path or data over MaxDataSize.
+// session, a malformed path, data over recipes.MaxDataSize, or a barrier
+// whose create, with the path under the chroot, the data and the ACL, would
+// be over recipes.MaxRequest.
 func NewBarrier(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*Barrier, error) {
 	at, err := args.Check(sess, path, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := args.Fits("the create of barrier "+args.Short(at.Dir)+fmt.Sprintf(" with %d bytes of data", len(at.Data)), jute.Create(at.Dir, len(at.Data), sess.ACL())); err != nil {
 		return nil, err
 	}
 	return &Barrier{sess: sess, at: at}, nil

@@ -5,6 +5,13 @@
 //	barriers.Barrier        Curator DistributedBarrier: hold everyone until removed
 //	barriers.DoubleBarrier  DistributedDoubleBarrier: start together, finish together
 //
+// Constructors do no I/O and refuse bad input with [ErrInvalid], creating
+// nothing, among it a barrier whose requests ZooKeeper would drop: a
+// barrier's create, a member's, and a double barrier's opening transaction,
+// which checks as many members as it waits for, must each be within
+// [recipes.MaxRequest] with the path under the chroot, the data and the ACL
+// (docs/semantics.md, "Request size").
+//
 // # Barrier
 //
 // [Barrier.Set] creates a persistent node at the barrier's path;

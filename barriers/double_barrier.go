@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -54,7 +55,10 @@ type DoubleBarrier struct {
 
 // NewDoubleBarrier returns a member of the double barrier at path that opens
 // when members have entered. It does no I/O, and refuses members < 1 (or
-// above math.MaxInt32, Curator's limit) besides what NewBarrier refuses.
+// above math.MaxInt32, Curator's limit) besides what NewBarrier refuses, and
+// a member count whose opening transaction (a check of each member counted,
+// and the create of the ready node with the data) would be over
+// recipes.MaxRequest.
 func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...recipes.NodeOption) (*DoubleBarrier, error) {
 	var tooMany error
 	if members > maxMembers {
@@ -64,13 +68,27 @@ func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...r
 	if err != nil {
 		return nil, err
 	}
-	return &DoubleBarrier{
+	b := &DoubleBarrier{
 		sess:    sess,
 		at:      at,
 		ready:   zpath.Join(at.Dir, readyNode),
 		node:    zpath.Join(at.Dir, memberName(members)),
 		members: members,
-	}, nil
+	}
+	what := fmt.Sprintf("in %s, with %d bytes of data,", args.Short(at.Dir), len(at.Data))
+	if err := args.Fits("the create of a member "+what, jute.Create(b.node, len(at.Data), sess.ACL())); err != nil {
+		return nil, err
+	}
+	// Members are named by UUIDs, as long as ours: the transaction that
+	// opens the barrier checks members of them.
+	ours := b.openOps([]string{zpath.Base(b.node)})
+	size, _ := jute.Multi(ours...)                  // openOps makes only known ops
+	check, _ := jute.Op(ours[0])                    // ours[0] checks our node
+	size += min(members-1, jute.MaxRequest) * check // no overflow
+	if err := args.Fits(fmt.Sprintf("opening the barrier for %d members %s", members, what), size); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // Path returns the barrier's path.
@@ -242,31 +260,58 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
 		if len(names) < b.members {
 			return false, nil
 		}
-		ops := make([]any, 0, len(names)+1)
-		for _, n := range names {
-			ops = append(ops, &zk.CheckVersionRequest{Path: zpath.Join(b.at.Dir, n), Version: -1})
+		ops := b.openOps(counted(names, zpath.Base(b.node), b.members))
+		if size, _ := jute.Multi(ops...); size > jute.MaxRequest {
+			// Only if other members' names are longer than a UUID:
+			// nodes this recipe did not make.
+			return false, args.Fits("opening the barrier, whose other members have names longer than a UUID,", size)
 		}
-		ops = append(ops, &zk.CreateRequest{Path: b.ready, Data: b.at.Data, Acl: b.sess.ACL(), Flags: zk.FlagPersistent})
-		// Not retried on a lost reply: the next turn reads what happened.
-		_, err = znode.Multi(b.sess.Conn(), ops...)
+		// Sent again after a lost reply, as any request of the session
+		// (Session.Retry), so that one the server drops fails here: if
+		// the first was applied, ready exists, which says it is open.
+		err = b.sess.Retry(ctx, func(conn *zk.Conn) error {
+			_, err := znode.Multi(conn, ops...)
+			return err
+		})
 		switch {
 		case err == nil:
 			return true, nil
 		case errors.Is(err, zk.ErrNodeExists):
-			return true, nil // someone else opened it
-		case errors.Is(err, zk.ErrNoNode), znode.Retryable(err):
-			continue // a member left, or we do not know: count again
+			return true, nil // opened, by someone else or by our lost try
+		case errors.Is(err, zk.ErrNoNode):
+			continue // a member left: count again
 		default:
 			return false, err
 		}
 	}
 }
 
+// openOps is the transaction that opens the barrier for the members named:
+// a check that each is there, and the create of ready.
+func (b *DoubleBarrier) openOps(names []string) []any {
+	ops := make([]any, 0, len(names)+1)
+	for _, n := range names {
+		ops = append(ops, &zk.CheckVersionRequest{Path: zpath.Join(b.at.Dir, n), Version: -1})
+	}
+	return append(ops, &zk.CreateRequest{Path: b.ready, Data: b.at.Data, Acl: b.sess.ACL(), Flags: zk.FlagPersistent})
+}
+
+// counted picks the members that opening the barrier counts: ours and, of
+// the others, the n-1 with the shortest names, so that the transaction's size
+// is bounded by n (NewDoubleBarrier checks it). Members past n are not
+// needed: n present are what opens the barrier.
+func counted(names []string, ours string, n int) []string {
+	others := slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s == ours })
+	slices.SortStableFunc(others, func(a, b string) int { return len(a) - len(b) })
+	return append([]string{ours}, others[:min(n-1, len(others))]...)
+}
+
 // giveUp deletes our node and then looks at ready: the member that opens
 // the barrier checks, in the transaction that creates ready, that every
 // member it counted is there, so if ready exists after our node is gone, we
-// were counted, and we are in: our node goes back. It reports whether we
-// are in.
+// were counted, or enough others were while we were entering: either way we
+// are in, as a member arriving at an open barrier is, and our node goes
+// back. It reports whether we are in.
 func (b *DoubleBarrier) giveUp() (bool, error) {
 	if err := znode.DeleteDetached(b.sess, b.node); err != nil {
 		return false, err

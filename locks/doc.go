@@ -13,6 +13,12 @@
 // each waiter watches only the one node it waits for, so a release wakes one
 // waiter.
 //
+// Constructors do no I/O and refuse bad input with [ErrInvalid], creating
+// nothing, among it a lock whose requests ZooKeeper would drop: each works
+// out the largest request its lock sends (path under the chroot, node name
+// with ZooKeeper's sequence, data, ACL, the release's transaction) and
+// refuses one over [recipes.MaxRequest] (docs/semantics.md, "Request size").
+//
 // # Reentrancy
 //
 // Go has no thread identity, so ownership is the Hold, and travels along a

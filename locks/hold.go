@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
@@ -200,7 +201,10 @@ func (h *Hold) Guard() []*zk.CheckVersionRequest {
 // responses to ops. If the lock has been lost, nothing is applied and the
 // error wraps ErrLockLost. The transaction is sent once and never retried; a
 // ctx that has ended sends nothing. A multi-lock's members must share one
-// session, or Multi fails with ErrInvalid.
+// session, or Multi fails with ErrInvalid. So does a transaction, guards
+// included, larger than ZooKeeper takes (over recipes.MaxRequest bytes as
+// go-zookeeper encodes it), or with an op zk.Conn.Multi does not know: it is
+// not sent.
 func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if err := args.Context(ctx, "locks: Hold.Multi"); err != nil {
 		return nil, err
@@ -220,7 +224,17 @@ func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 	for _, g := range guards {
 		all = append(all, g)
 	}
-	res, err := znode.Multi(sess.Conn(), append(all, ops...)...)
+	all = append(all, ops...)
+	size, err := jute.Multi(all...)
+	if err == nil {
+		err = args.Fits("the multi", size)
+	} else {
+		err = fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
+	}
+	res, err := znode.Multi(sess.Conn(), all...)
 	for i := range min(len(guards), len(res)) {
 		if errors.Is(res[i].Error, zk.ErrNoNode) {
 			return res, fmt.Errorf("multi under %s: %w: node %s is gone", h.path, ErrLockLost, guards[i].Path)

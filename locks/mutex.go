@@ -32,19 +32,36 @@ const mutexLockName = layout.MutexLockName
 
 // NewMutex returns the mutex at path. It does no I/O: the path's nodes are
 // created when the lock is first taken. It fails, creating nothing, if sess is
-// nil, path is not a valid absolute ZooKeeper path, or the data is too large.
+// nil, path is not a valid absolute ZooKeeper path, or the data is too large:
+// over recipes.MaxDataSize, or, with the path, the session's chroot and ACL,
+// too large for a request ZooKeeper takes (docs/semantics.md, "Bad input").
 func NewMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*Mutex, error) {
 	at, err := args.Check(sess, path, opts)
 	if err != nil {
 		return nil, err
 	}
+	spec := mutexSpec(at.Dir, at.Data)
+	if err := fits(sess, spec); err != nil {
+		return nil, err
+	}
 	key := holdKey{kind: "mutex", sess: sess, path: path}
-	return &Mutex{sess: sess, spec: mutexSpec(at.Dir, at.Data), key: key}, nil
+	return &Mutex{sess: sess, spec: spec, key: key}, nil
 }
 
 // mutexSpec describes a Mutex's node; a Semaphore's gate is one too.
 func mutexSpec(path string, data []byte) seqnode.Spec {
 	return seqnode.Spec{Dir: path, Prefix: mutexLockName, Data: data, Holds: seqnode.FirstN(1), Local: true, Mark: true, Refuse: refuseOthers(path, layout.Mutex)}
+}
+
+// fits checks that every request the engine makes for specs is one ZooKeeper
+// takes.
+func fits(sess *recipes.Session, specs ...seqnode.Spec) error {
+	for _, s := range specs {
+		if err := s.Fits(sess.ACL()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // refuseOthers returns the engine's check that no other recipe uses path.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -32,11 +33,12 @@ func Revoke(ctx context.Context, sess *recipes.Session, nodePath string) error {
 	if err := args.Context(ctx, "locks: Revoke"); err != nil {
 		return err
 	}
-	if sess == nil {
-		return fmt.Errorf("%w: nil session", ErrInvalid)
+	if err := args.Where(sess, nodePath); err != nil {
+		return err
 	}
-	if err := zpath.Validate(nodePath); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	full := zpath.Under(sess.Chroot(), nodePath)
+	if err := args.Fits("the revocation of "+args.Short(full), jute.SetData(full, len(seqnode.RevokeData))); err != nil {
+		return err
 	}
 	if why := notRevocable(zpath.Base(nodePath)); why != "" {
 		return fmt.Errorf("%w: %s %s", ErrNotRevocable, nodePath, why)

@@ -47,12 +47,19 @@ func NewRWMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) 
 	if err != nil {
 		return nil, err
 	}
-	return &RWMutex{
+	rw := &RWMutex{
 		sess:     sess,
 		at:       at,
 		readKey:  holdKey{kind: "rw-read", sess: sess, path: path},
 		writeKey: holdKey{kind: "rw-write", sess: sess, path: path},
-	}, nil
+	}
+	// A downgrade creates its read node with its write node's sequence.
+	read := rw.spec(readLockName, nil)
+	read.Sequence = seqnode.LongestSequence
+	if err := fits(sess, read, rw.spec(writeLockName, nil)); err != nil {
+		return nil, err
+	}
+	return rw, nil
 }
 
 // Path returns the lock's path.

@@ -65,7 +65,7 @@ func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...rec
 	if err != nil {
 		return nil, err
 	}
-	return newSemaphore(sess, at, maxLeases, ""), nil
+	return checkedSemaphore(sess, at, maxLeases, "")
 }
 
 // newSemaphore makes a Semaphore of max leases, or, if max is 0, of as many
@@ -90,6 +90,17 @@ func newSemaphore(sess *recipes.Session, at args.Target, max int, countDir strin
 		},
 	}
 	return s
+}
+
+// checkedSemaphore is newSemaphore, refusing a semaphore whose nodes ZooKeeper
+// could not take (seqnode.Spec.Fits). Writing its maximum into its path is a
+// smaller request than a lease's create.
+func checkedSemaphore(sess *recipes.Session, at args.Target, max int, countDir string) (*Semaphore, error) {
+	s := newSemaphore(sess, at, max, countDir)
+	if err := fits(sess, s.gate, s.leases); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // gateSpec describes the gate: a Mutex's node, whose hold only the

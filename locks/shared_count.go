@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -39,7 +40,7 @@ func NewSharedCountSemaphore(sess *recipes.Session, path, countPath string, opts
 	if err != nil {
 		return nil, err
 	}
-	return newSemaphore(sess, at, 0, zpath.Under(sess.Chroot(), countPath)), nil
+	return checkedSemaphore(sess, at, 0, zpath.Under(sess.Chroot(), countPath))
 }
 
 // SetSharedCount sets the shared count at countPath to n, creating the node
@@ -58,6 +59,9 @@ func SetSharedCount(ctx context.Context, sess *recipes.Session, countPath string
 	}
 	full := zpath.Under(sess.Chroot(), countPath)
 	value := binary.BigEndian.AppendUint32(nil, uint32(int32(n)))
+	if err := args.Fits("the create of shared count "+args.Short(full), jute.Create(full, len(value), sess.ACL())); err != nil {
+		return err
+	}
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
 		data, st, err := conn.Get(full)
 		switch {

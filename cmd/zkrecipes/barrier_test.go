@@ -246,3 +246,20 @@ func TestDemoWithoutServerSaysHowToGetOne(t *testing.T) {
 	assert.Contains(t, stderr.String(), "make demo")
 	assert.NotContains(t, stdout.String(), "worker-")
 }
+
+// TestOversizedDataExits64AndCreatesNothing: a double barrier whose opening
+// transaction, with its path and --data, would be larger than ZooKeeper
+// takes is a usage error naming the limit, before anything is created.
+func TestOversizedDataExits64AndCreatesNothing(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	long := root + "/" + strings.Repeat("p", 100<<10)
+	data := strings.Repeat("d", 100<<10)
+	code, _, stderr := zkrecipes(t, "double-barrier", long, "--members", "10", "--data", data, "--timeout", "2s", "--", "true")
+	assert.Equal(t, 64, code, stderr)
+	assert.Contains(t, stderr, "1048575 bytes", "names the limit")
+	assert.Less(t, len(stderr), 2000, "does not quote the path whole")
+	ok, _, err := admin.Exists(root)
+	require.NoError(t, err)
+	assert.False(t, ok, "refused input created %s", root)
+}

@@ -6,11 +6,37 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 )
 
-type session struct{ chroot string }
+type session struct {
+	chroot string
+	parent []zk.ACL // nil: the nodes' own
+}
 
 func (s *session) Chroot() string { return s.chroot }
+func (s *session) ACL() []zk.ACL  { return zk.WorldACL(zk.PermAll) }
+func (s *session) ParentACL() []zk.ACL {
+	if s.parent == nil {
+		return s.ACL()
+	}
+	return s.parent
+}
+
+// TestCheckSizesTheParents: the containers made above a path carry the
+// parents' ACL, which may be far longer than the nodes' own.
+func TestCheckSizesTheParents(t *testing.T) {
+	long := zk.ACL{Perms: zk.PermAll, Scheme: "digest", ID: strings.Repeat("x", MaxRequest)}
+	sess := &session{parent: []zk.ACL{long}}
+	_, err := Check[session, *session, option](sess, "/a/b", nil)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "the create of parent /a") {
+		t.Fatalf("a parent's create over the limit: %v", err)
+	}
+	if _, err := Check[session, *session, option](sess, "/a", nil); err != nil {
+		t.Fatalf("a path with no parent to make: %v", err)
+	}
+}
 
 type option func(*Options)
 

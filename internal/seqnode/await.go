@@ -147,7 +147,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 		// Giving up while we wait for a node: its mark is ours to
 		// write when our node is deleted (marks.go).
 		if err != nil && mark != nil && !errors.Is(err, errRequeue) {
-			owe(marks, mark.path)
+			spec.owe(path, sess.ACL(), marks, mark.path)
 		}
 	}()
 	revoked := false
@@ -216,7 +216,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 		trusted := own.current(sess)
 		marked := mark.fired()
 		if mark != nil && !marked {
-			owe(marks, mark.path) // never written: ours to write
+			spec.owe(path, sess.ACL(), marks, mark.path) // never written: ours to write
 		}
 		mark = nil
 		if trusted && ((p.holdsAfter && !spec.Relist) || marked) {

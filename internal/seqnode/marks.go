@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -66,7 +67,8 @@ import (
 // delete is left to the session in the background (a Release or a
 // give-up whose delete could not reach ZooKeeper in time: that delete is
 // plain); ZooKeeper refused a mark (then the node is deleted plainly); or the
-// waiter owes more than MaxOwed.
+// waiter owes more than MaxOwed, or more than fit in one request with its
+// path (Spec.owe).
 
 // MaxOwed bounds the marks a waiter keeps to write (see above), so that the
 // multi that writes them stays small; a mark dropped leaves its watch set
@@ -74,9 +76,15 @@ import (
 // waiters ahead of it leave, one after another, from the back.
 const MaxOwed = 32
 
-// owe adds a mark to those a waiter keeps to write, unless it keeps MaxOwed.
-func owe(marks *[]string, mark string) {
-	if len(*marks) < MaxOwed {
+// owe adds a mark to those a waiter at path keeps to write, unless it keeps
+// MaxOwed, or the multi that writes them with its own mark would be larger
+// than ZooKeeper takes (long paths): then the mark is dropped.
+func (s Spec) owe(path string, acl []zk.ACL, marks *[]string, mark string) {
+	if len(*marks) >= MaxOwed {
+		return
+	}
+	all := append(append([]string{}, *marks...), mark, MarkOf(path))
+	if markedDeleteSize(path, all, acl) <= jute.MaxRequest {
 		*marks = append(*marks, mark)
 	}
 }
@@ -102,13 +110,10 @@ var errMarkRefused = errors.New("mark refused")
 // large): the caller then deletes the node plainly, which reports whatever
 // is wrong with it.
 func deleteMarked(conn *zk.Conn, path string, marks []string, acl []zk.ACL) error {
-	ops := make([]any, 0, 2*len(marks)+1)
-	for _, m := range marks {
-		ops = append(ops,
-			&zk.CreateRequest{Path: m, Acl: acl, Flags: zk.FlagEphemeral},
-			&zk.DeleteRequest{Path: m, Version: -1})
+	ops := markOps(path, marks, acl)
+	if size, _ := jute.Multi(ops...); size > jute.MaxRequest { // markOps makes only known ops
+		return errMarkRefused // never sent: ZooKeeper would drop the connection
 	}
-	ops = append(ops, &zk.DeleteRequest{Path: path, Version: -1})
 	res, err := conn.Multi(ops...)
 	switch {
 	case err == nil:

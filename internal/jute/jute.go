@@ -1,0 +1,120 @@
+// Package jute sizes the requests the recipes send, byte for byte as
+// go-zookeeper v1.0.4 encodes them, so that a request ZooKeeper would refuse
+// is refused here before anything is sent.
+//
+// ZooKeeper reads a request as a 4-byte length and then that many bytes: the
+// request header (xid and opcode, two int32) and the request's record. A
+// server closes the connection, without an answer, on a length over its
+// jute.maxbuffer (NIOServerCnxn.readLength and NettyServerCnxn: "Len error");
+// the strings and buffers inside the record are checked against
+// jute.maxbuffer plus zookeeper.jute.maxbuffer.extrasize (by default
+// jute.maxbuffer again), so within a packet that passed they never are the
+// limit. Jute encodes an int as 4 bytes, a long as 8, a boolean as 1, a
+// string or a buffer as its length (an int; -1 for a nil buffer) and its
+// bytes, and a vector as its count and its elements.
+//
+// The sizes here are what the length carries: the whole request without the
+// 4-byte length itself.
+package jute
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// MaxRequest is the largest request ZooKeeper takes with its default
+// jute.maxbuffer (0xfffff): the length a request carries may be at most this.
+const MaxRequest = 0xfffff
+
+const (
+	header    = 8 // requestHeader: xid, opcode
+	intSize   = 4
+	boolSize  = 1
+	lenPrefix = 4 // of a string, a buffer or a vector
+	// multiHeader is each op's header in a multi, and the trailing one that
+	// ends the list: type (int), done (boolean), err (int).
+	multiHeader = intSize + boolSize + intSize
+)
+
+func str(s string) int { return lenPrefix + len(s) }
+
+// ACL is the size of an ACL list: its count, and for each entry its
+// permissions, scheme and id.
+func ACL(acl []zk.ACL) int {
+	n := lenPrefix
+	for _, a := range acl {
+		n += intSize + str(a.Scheme) + str(a.ID)
+	}
+	return n
+}
+
+// createBody is a CreateRequest's record: path, data, ACL, flags.
+func createBody(path string, data int, acl []zk.ACL) int {
+	return str(path) + lenPrefix + data + ACL(acl) + intSize
+}
+
+// Create is the size of a create (opCreate), or a create of a container
+// (opCreateContainer, the same record), of path with data bytes of data. A
+// sequential node's path is the one sent, without the sequence ZooKeeper
+// appends.
+func Create(path string, data int, acl []zk.ACL) int {
+	return header + createBody(path, data, acl)
+}
+
+// Delete is the size of a delete of path: path and version.
+func Delete(path string) int { return header + str(path) + intSize }
+
+// Read is the size of a read of path with its watch flag: exists, getData,
+// getChildren and getChildren2 all send path and a boolean.
+func Read(path string) int { return header + str(path) + boolSize }
+
+// Sync is the size of a sync of path.
+func Sync(path string) int { return header + str(path) }
+
+// SetData is the size of a setData of path with data bytes of data: path,
+// data, version.
+func SetData(path string, data int) int {
+	return header + str(path) + lenPrefix + data + intSize
+}
+
+// SetAuth is the size of an addAuth: type (int), scheme, and the
+// credentials as a buffer.
+func SetAuth(scheme string, auth int) int {
+	return header + intSize + str(scheme) + lenPrefix + auth
+}
+
+// Multi is the size of a multi of ops, which must be what zk.Conn.Multi
+// takes: *zk.CreateRequest, *zk.SetDataRequest, *zk.DeleteRequest or
+// *zk.CheckVersionRequest. Each op is its multiHeader and its record; a last
+// multiHeader ends the list.
+func Multi(ops ...any) (int, error) {
+	n := header + multiHeader
+	for _, op := range ops {
+		size, err := Op(op)
+		if err != nil {
+			return 0, err
+		}
+		n += size
+	}
+	return n, nil
+}
+
+// Op is what one op adds to a multi (see Multi).
+func Op(op any) (int, error) {
+	if v := reflect.ValueOf(op); v.Kind() == reflect.Pointer && v.IsNil() {
+		return 0, fmt.Errorf("a nil multi operation %T", op)
+	}
+	switch op := op.(type) {
+	case *zk.CreateRequest:
+		return multiHeader + createBody(op.Path, len(op.Data), op.Acl), nil
+	case *zk.SetDataRequest:
+		return multiHeader + str(op.Path) + lenPrefix + len(op.Data) + intSize, nil
+	case *zk.DeleteRequest:
+		return multiHeader + str(op.Path) + intSize, nil
+	case *zk.CheckVersionRequest:
+		return multiHeader + str(op.Path) + intSize, nil
+	}
+	return 0, fmt.Errorf("unknown multi operation %T", op)
+}
