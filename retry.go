@@ -52,8 +52,9 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 	if err := znode.CtxErr(ctx); err != nil {
 		return err // an ended ctx sends nothing
 	}
-	var retried error // why the previous attempt failed, for the log
-	drops := 0        // connections closed in a row under op
+	var retried error    // why the previous attempt failed, for the log
+	drops := 0           // connections closed in a row under op
+	var closed time.Time // when the last of them closed
 	for {
 		if err := s.WaitConnected(ctx); err != nil {
 			return err
@@ -61,7 +62,7 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		done := func() {}
 		if drops > 0 {
 			var err error
-			if done, err = s.suspectTurn(ctx); err != nil {
+			if done, err = s.suspectTurn(ctx, closed); err != nil {
 				return err
 			}
 		}
@@ -83,6 +84,7 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 			return err
 		}
 		if errors.Is(err, zk.ErrConnectionClosed) {
+			closed = time.Now()
 			if drops++; drops == MaxDrops {
 				return fmt.Errorf("%w: the connection closed each of the %d times the request was sent, though the server answered the session in between: it may be over the server's jute.maxbuffer (%w)",
 					ErrRequestDropped, MaxDrops, err)
@@ -103,12 +105,16 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 }
 
 // suspectTurn waits, for a call whose request was in flight when a
-// connection closed, until no other such call is being sent and the
-// keep-alive's probe has been answered on the current connection: the
+// connection closed at closed, until no other such call is being sent and
+// the keep-alive's probe has been answered on a later connection: the
 // server is alive and takes the session's requests, so if the connection
 // closes under the call again, its request is the likely cause. done ends
 // the turn, once the call has returned.
-func (s *Session) suspectTurn(ctx context.Context) (done func(), err error) {
+//
+// The calls caught by one close wait for the same probe, the first one
+// sent after it, and then go one after the other: a failover costs each
+// call in flight at most the wait for one probe, not one each.
+func (s *Session) suspectTurn(ctx context.Context, closed time.Time) (done func(), err error) {
 	select {
 	case s.suspect <- struct{}{}:
 	case <-s.done:
@@ -125,8 +131,9 @@ func (s *Session) suspectTurn(ctx context.Context) (done func(), err error) {
 		// The keep-alive probes every tenth of the session timeout. It
 		// is not asked for one now: go-zookeeper restores its watches
 		// just after it reconnects, and a reply it reads meanwhile races
-		// with that (docs/faults.md).
-		since := time.Now()
+		// with that (docs/faults.md). A probe sent after the close can
+		// only have been answered on a later connection.
+		since := closed
 	wait:
 		for {
 			s.mu.Lock()
@@ -138,7 +145,11 @@ func (s *Session) suspectTurn(ctx context.Context) (done func(), err error) {
 			select {
 			case <-probed:
 			case <-changed:
-				break wait // wait for a probe on the next connection
+				// A probe answered before this change may have been
+				// on the connection now gone: wait for one sent on
+				// the next.
+				closed = time.Now()
+				break wait
 			case <-s.done:
 				done()
 				return nil, s.Err()
