@@ -59,12 +59,15 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		if err := s.WaitConnected(ctx); err != nil {
 			return err
 		}
-		done := func() {}
+		var done func()
+		var err error
 		if drops > 0 {
-			var err error
-			if done, err = s.suspectTurn(ctx, closed); err != nil {
-				return err
-			}
+			done, err = s.suspectTurn(ctx, closed)
+		} else {
+			done, err = s.plainTurn(ctx)
+		}
+		if err != nil {
+			return err
 		}
 		s.mu.Lock()
 		changed, err := s.changed, s.err
@@ -85,6 +88,7 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		}
 		if errors.Is(err, zk.ErrConnectionClosed) {
 			closed = time.Now()
+			s.noteClose(closed)
 			if drops++; drops == MaxDrops {
 				return fmt.Errorf("%w: the connection closed each of the %d times the request was sent, though the server answered the session in between: it may be over the server's jute.maxbuffer (%w)",
 					ErrRequestDropped, MaxDrops, err)
@@ -104,12 +108,63 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 	}
 }
 
+// noteClose records that a connection closed under a Retry call at closed:
+// until a keep-alive probe sent after it is answered, no call is sent
+// (plainTurn), so that a request the server drops, resent or sent anew by
+// any number of calls, cannot close connection after connection with no
+// proof of life in between.
+func (s *Session) noteClose(closed time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if closed.After(s.lastClose) {
+		s.lastClose = closed
+	}
+}
+
+// setGateLocked moves solo or sending and wakes the calls that wait on them.
+func (s *Session) setGateLocked(solo bool, sending int) {
+	s.solo, s.sending = solo, sending
+	close(s.gate)
+	s.gate = make(chan struct{})
+}
+
+// plainTurn waits, for a call that no closed connection has caught yet,
+// until the keep-alive has been answered since the last connection closed
+// under a call, and no call sent again after a close is sending (those go
+// alone: suspectTurn). done ends the turn, once the call has returned. On a
+// session whose connections have not closed under a call, it waits for
+// nothing.
+func (s *Session) plainTurn(ctx context.Context) (done func(), err error) {
+	for {
+		s.mu.Lock()
+		if !s.solo && !s.answered.Before(s.lastClose) {
+			s.setGateLocked(false, s.sending+1)
+			s.mu.Unlock()
+			return func() {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				s.setGateLocked(s.solo, s.sending-1)
+			}, nil
+		}
+		gate, probed := s.gate, s.probed
+		s.mu.Unlock()
+		select {
+		case <-gate:
+		case <-probed:
+		case <-s.done:
+			return nil, s.Err()
+		case <-ctx.Done():
+			return nil, znode.CtxErr(ctx)
+		}
+	}
+}
+
 // suspectTurn waits, for a call whose request was in flight when a
-// connection closed at closed, until no other such call is being sent and
-// the keep-alive's probe has been answered on a later connection: the
-// server is alive and takes the session's requests, so if the connection
-// closes under the call again, its request is the likely cause. done ends
-// the turn, once the call has returned.
+// connection closed at closed, until no other such call is being sent, the
+// keep-alive's probe has been answered on a later connection, and no other
+// call is being sent: the server is alive and takes the session's requests,
+// so if the connection closes under the call again, its request is the
+// likely cause. done ends the turn, once the call has returned.
 //
 // The calls caught by one close wait for the same probe, the first one
 // sent after it, and then go one after the other: a failover costs each
@@ -122,10 +177,10 @@ func (s *Session) suspectTurn(ctx context.Context, closed time.Time) (done func(
 	case <-ctx.Done():
 		return nil, znode.CtxErr(ctx)
 	}
-	done = func() { <-s.suspect }
+	release := func() { <-s.suspect }
 	for {
 		if err := s.WaitConnected(ctx); err != nil {
-			done()
+			release()
 			return nil, err
 		}
 		// The keep-alive probes every tenth of the session timeout. It
@@ -133,30 +188,78 @@ func (s *Session) suspectTurn(ctx context.Context, closed time.Time) (done func(
 		// just after it reconnects, and a reply it reads meanwhile races
 		// with that (docs/faults.md). A probe sent after the close can
 		// only have been answered on a later connection.
-		since := closed
-	wait:
-		for {
+		probed, err := s.probedSince(ctx, closed)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		if !probed {
+			// The connection changed meanwhile: a probe answered
+			// before may have been on the one now gone.
+			closed = time.Now()
+			continue
+		}
+		if err := s.sendAlone(ctx); err != nil {
+			release()
+			return nil, err
+		}
+		return func() {
 			s.mu.Lock()
-			changed, probed, answered := s.changed, s.probed, s.answered
+			s.setGateLocked(false, s.sending)
 			s.mu.Unlock()
-			if !answered.Before(since) {
-				return done, nil
-			}
-			select {
-			case <-probed:
-			case <-changed:
-				// A probe answered before this change may have been
-				// on the connection now gone: wait for one sent on
-				// the next.
-				closed = time.Now()
-				break wait
-			case <-s.done:
-				done()
-				return nil, s.Err()
-			case <-ctx.Done():
-				done()
-				return nil, znode.CtxErr(ctx)
-			}
+			release()
+		}, nil
+	}
+}
+
+// probedSince waits until a keep-alive probe sent at or after since has been
+// answered, and reports true, or until the session's state changes, and
+// reports false.
+func (s *Session) probedSince(ctx context.Context, since time.Time) (bool, error) {
+	for {
+		s.mu.Lock()
+		changed, probed, answered := s.changed, s.probed, s.answered
+		s.mu.Unlock()
+		if !answered.Before(since) {
+			return true, nil
+		}
+		select {
+		case <-probed:
+		case <-changed:
+			return false, nil
+		case <-s.done:
+			return false, s.Err()
+		case <-ctx.Done():
+			return false, znode.CtxErr(ctx)
 		}
 	}
+}
+
+// sendAlone stops new calls from being sent (plainTurn) and waits for those
+// being sent to return.
+func (s *Session) sendAlone(ctx context.Context) error {
+	s.mu.Lock()
+	s.setGateLocked(true, s.sending)
+	for s.sending > 0 {
+		gate := s.gate
+		s.mu.Unlock()
+		select {
+		case <-gate:
+		case <-s.done:
+			s.unsolo()
+			return s.Err()
+		case <-ctx.Done():
+			s.unsolo()
+			return znode.CtxErr(ctx)
+		}
+		s.mu.Lock()
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Session) unsolo() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setGateLocked(false, s.sending)
 }

@@ -70,6 +70,10 @@ type Session struct {
 	granted     time.Time     // Connect: when the connection that got the session was opened; set before ready is closed
 	answered    time.Time     // when the latest keep-alive probe that was answered on this session was sent
 	probed      chan struct{} // closed and replaced when answered moves
+	lastClose   time.Time     // when a connection last closed under a Retry call
+	solo        bool          // a Retry call sent again after a close is sending, alone (suspectTurn)
+	sending     int           // other Retry calls sending (plainTurn)
+	gate        chan struct{} // closed and replaced when solo or sending changes
 }
 
 // The recipes' internal packages reach the session through this interface.
@@ -89,6 +93,7 @@ func newSession(o options, owned bool) *Session {
 		regranted: make(chan time.Time, 1),
 		suspect:   make(chan struct{}, 1),
 		probed:    make(chan struct{}),
+		gate:      make(chan struct{}),
 	}
 }
 

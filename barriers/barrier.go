@@ -109,7 +109,8 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // node goes only when that recipe is done with it, so Wait returns an error
 // wrapping ErrOtherRecipe instead of waiting, as Set and Remove do. It looks
 // each time the node changes; a lock that comes under a barrier that is up
-// is found by Remove.
+// is found by Remove. Wait needs no permission on the barrier's node: a
+// session that may not read its children waits without that check.
 func (b *Barrier) Wait(ctx context.Context) error {
 	if err := args.Context(ctx, "barriers: Barrier.Wait"); err != nil {
 		return err
@@ -135,6 +136,12 @@ func (b *Barrier) Wait(ctx context.Context) error {
 // nodes are under the barrier's path.
 func (b *Barrier) checkOwn(ctx context.Context) error {
 	names, err := znode.Children(ctx, b.sess, b.at.Dir)
+	if errors.Is(err, zk.ErrNoAuth) {
+		// Waiting needs no read permission (ZooKeeper does not check
+		// exists): a waiter that may not list the barrier's children
+		// cannot tell, and waits as before.
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@
 // session and path, so two Mutex values for the same path in one session
 // recognise each other's holds. A nested Lock given the context that
 // acquired the outer hold (not h.Context()) therefore waits for that hold,
-// forever without a deadline; a Mutex or RWMutex waiter that waits for a
+// forever without a deadline; a Mutex or RWMutex waiter next in line behind a
 // node of its own session says so at Warn through the session's logger
 // (recipes.WithSlog), naming the path and h.Context(). Goroutines of one
 // session that merely contend for a lock get the same record.

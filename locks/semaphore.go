@@ -388,7 +388,18 @@ func (s *Semaphore) agreeMax(ctx context.Context) error {
 	var changed <-chan zk.Event
 	err := s.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
-			data, st, events, err := conn.GetW(s.at.Dir)
+			// A session that cannot count its disconnects agrees on
+			// every acquire (below), and go-zookeeper keeps a watch's
+			// channel until it fires: no watch then.
+			var data []byte
+			var st *zk.Stat
+			var events <-chan zk.Event
+			var err error
+			if counted {
+				data, st, events, err = conn.GetW(s.at.Dir)
+			} else {
+				data, st, err = conn.Get(s.at.Dir)
+			}
 			if err != nil {
 				return znode.RefusedRead(err, s.at.Dir)
 			}
@@ -454,10 +465,10 @@ func (s *Semaphore) stillAgreed() bool {
 	if c == nil {
 		return false
 	}
-	if c.events == nil {
+	if c.events == nil && c.epoch != -1 {
 		return true // a shared count
 	}
-	return c.holds(s.sess)
+	return c.holds(s.sess) // never, with epoch -1
 }
 
 // Participants lists the leases in the order they were created (the first

@@ -256,7 +256,13 @@ func TestQueueAcrossSessions(t *testing.T) {
 // server's "wchp" four-letter word.
 func watchedBy(t *testing.T, path string, id int64) bool {
 	t.Helper()
-	out, err := zktest.FourLetterWord(zktest.ServersT(t)[0], "wchp", time.Second)
+	return watchedOn(t, zktest.ServersT(t)[0], path, id)
+}
+
+// watchedOn is watchedBy on the given server.
+func watchedOn(t *testing.T, server, path string, id int64) bool {
+	t.Helper()
+	out, err := zktest.FourLetterWord(server, "wchp", time.Second)
 	require.NoError(t, err)
 	want := fmt.Sprintf("0x%x", id)
 	in := false

@@ -381,3 +381,95 @@ func TestDroppedOpeningFailsTheEnter(t *testing.T) {
 	require.NoError(t, s.Err(), "the session")
 	assert.Empty(t, children(t, admin, path), "nodes left")
 }
+
+// TestConcurrentDroppedRequestsKeepTheSession: several calls at once whose
+// requests a server with a small jute.maxbuffer drops, sent anew in a loop,
+// fail each with ErrRequestDropped; no request is sent until the session's
+// keep-alive has been answered since the last connection closed under a
+// call, so a short session keeps its proof of life, and a lock taken and
+// released beside them all the while keeps working.
+func TestConcurrentDroppedRequestsKeepTheSession(t *testing.T) {
+	t.Parallel()
+	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
+	admin := zktest.Connect(t, srv.Servers())
+	root := zktest.Root(t, admin)
+	s := connectTo(t, srv.Servers(), recipes.WithSessionTimeout(4*time.Second))
+	other, err := newMutex(t, s, root+"/other").Lock(bg())
+	require.NoError(t, err)
+	big := newMutex(t, s, root+"/big", recipes.WithData(make([]byte, 16<<10)))
+	busy := newMutex(t, s, root+"/busy")
+	ctx, cancel := context.WithTimeout(bg(), 2*waitLong)
+	defer cancel()
+
+	const callers, calls = 4, 1
+	var wg sync.WaitGroup
+	errs := make(chan error, callers*calls)
+	for range callers {
+		wg.Go(func() {
+			for range calls {
+				_, err := big.Lock(ctx)
+				errs <- err
+			}
+		})
+	}
+	stop := make(chan struct{})
+	busyErr := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				busyErr <- nil
+				return
+			default:
+			}
+			if err := lockOnce(ctx, busy.Lock); err != nil {
+				busyErr <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	close(errs)
+	for err := range errs {
+		require.ErrorIs(t, err, recipes.ErrRequestDropped)
+	}
+	require.NoError(t, <-busyErr, "a lock taken and released meanwhile")
+	require.NoError(t, s.Err(), "the session")
+	require.NoError(t, other.Context().Err(), "the other hold")
+	require.NoError(t, other.Release(bg()))
+	assert.Empty(t, children(t, admin, root+"/big"), "nodes left")
+}
+
+// TestDroppedMarkedReleaseDeletesPlainly: a hold that waited releases with
+// the mark of its node, a transaction that carries the path three times; a
+// server with a small jute.maxbuffer that took the create drops it. The
+// release then deletes the node plainly: it is gone, and the next waiter
+// gets the lock.
+func TestDroppedMarkedReleaseDeletesPlainly(t *testing.T) {
+	t.Parallel()
+	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
+	admin := zktest.Connect(t, srv.Servers())
+	root := zktest.Root(t, admin)
+	path := root + "/" + strings.Repeat("p", 3000-len(root))
+	first, err := newMutex(t, connectTo(t, srv.Servers()), path).Lock(bg())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
+	defer cancel()
+	s2 := connectTo(t, srv.Servers())
+	second := lockInBackground(t, admin, s2, ctx, path, 2)
+	third := lockInBackground(t, admin, connectTo(t, srv.Servers()), ctx, path, 3)
+	// The second waits (its release is then marked) once it watches the
+	// first's node.
+	head := inQueueOrder(t, admin, path)[0]
+	eventually(t, "the second to watch the first", func() bool { return watchedOn(t, srv.Addr(), head, s2.ID()) })
+	require.NoError(t, first.Release(bg()))
+	r := <-second
+	require.NoError(t, r.err)
+	require.NoError(t, r.hold.Release(ctx), "the release")
+	assert.ErrorIs(t, r.hold.Err(), locks.ErrReleased)
+	r = <-third
+	require.NoError(t, r.err, "the waiter behind")
+	assert.Len(t, children(t, admin, path), 1, "only the third's node is left")
+	require.NoError(t, r.hold.Release(bg()))
+}

@@ -201,7 +201,15 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, mark
 		if stale {
 			own, stale = nil, false
 		}
-		gone, err := waitFor(ctx, sess, spec, target, path, &own, mark, &revoked)
+		// Waiting behind a holder of our own session is worth a word
+		// (a nested Lock given the wrong context waits for itself);
+		// waiting behind another waiter of it is how many goroutines
+		// share one session.
+		blocker := target
+		if !p.holdsAfter {
+			blocker = ""
+		}
+		gone, err := waitFor(ctx, sess, spec, target, blocker, path, &own, mark, &revoked)
 		if err != nil {
 			return nil, err
 		}
@@ -412,7 +420,10 @@ func tokenFromListing(spec Spec, dir *zk.Stat, nodes []Node, name string) int64 
 // waitFor watches target and waits until it is deleted (true) or its data
 // changes (false). The first time it also starts watching our own node, in
 // the same round trip, and keeps that watch in *own.
-func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, path string, own **ownWatch, mark *markWatch, revoked *bool) (bool, error) {
+//
+// If target is blocker, the node we hold after, and it is our session's,
+// the session's telemetry says so (waitsForOwnSession).
+func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker, path string, own **ownWatch, mark *markWatch, revoked *bool) (bool, error) {
 	var ownc chan ownWatch
 	if *own == nil && !spec.Bare {
 		ownc = make(chan ownWatch, 1)
@@ -427,7 +438,7 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, path st
 		}()
 	}
 	_, st, ev, err := znode.GetW(ctx, sess, target)
-	if err == nil && st.EphemeralOwner == sess.ID() && !spec.Bare {
+	if err == nil && st.EphemeralOwner == sess.ID() && !spec.Bare && target == blocker {
 		waitsForOwnSession(ctx, sess, spec, target)
 	}
 	if markc != nil {

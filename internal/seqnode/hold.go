@@ -337,13 +337,22 @@ func (h *Hold) Release(ctx context.Context) error {
 // applied before its reply was lost.
 func (h *Hold) delete(ctx context.Context) error {
 	first, gone, marks := true, false, h.marks
-	err := h.sess.Retry(ctx, func(conn *zk.Conn) error {
+	del := func(conn *zk.Conn) error {
 		var err error
 		if len(marks) > 0 {
 			err = deleteMarked(conn, h.path, marks, h.sess.ACL())
+			if errors.Is(err, zk.ErrConnectionClosed) {
+				// Sent again plainly: the marks only spare a waiter
+				// a read, and a server with a smaller jute.maxbuffer
+				// than the constructor sized for drops the
+				// transaction, which carries the path three times.
+				marks = nil
+			}
 		}
-		if len(marks) == 0 || errors.Is(err, errMarkRefused) {
+		if errors.Is(err, errMarkRefused) {
 			marks = nil
+		}
+		if len(marks) == 0 && !errors.Is(err, zk.ErrConnectionClosed) {
 			err = znode.Delete(conn, h.path)
 		}
 		if errors.Is(err, zk.ErrNoNode) {
@@ -351,7 +360,8 @@ func (h *Hold) delete(ctx context.Context) error {
 		}
 		first = false
 		return err
-	})
+	}
+	err := h.sess.Retry(ctx, del)
 	switch sessErr := h.sess.Err(); {
 	case gone:
 		return fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
