@@ -40,11 +40,13 @@ const MaxDrops = 3
 // answered by closing the connection, every time it is sent. So once op has
 // failed with zk.ErrConnectionClosed, it is called again only after the
 // session's keep-alive probe (sent every tenth of the session timeout) has
-// been answered on the new connection, and alone among such calls of the
-// session; after MaxDrops connections closed in a row under it, Retry gives
-// up with an error wrapping ErrRequestDropped. The call fails; the session,
-// whose keep-alive is answered between the attempts, and every other call
-// and hold carry on.
+// been answered on the new connection, and alone among the session's calls;
+// after MaxDrops connections closed in a row under it, Retry gives up with
+// an error wrapping ErrRequestDropped. Until that probe is answered, no
+// other call is sent either: calls sent anew, each of which the server may
+// drop, cannot close connection after connection with no proof of life in
+// between. The call fails; the session, whose keep-alive is answered
+// between the attempts, and every other call and hold carry on.
 func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error {
 	if err := args.Context(ctx, "recipes: Session.Retry"); err != nil {
 		return err
