@@ -71,7 +71,7 @@ func TestBarrierWaitWithoutBarrierReturnsAtOnce(t *testing.T) {
 	t.Parallel()
 	_, root := newRoot(t)
 	b := newBarrier(t, connect(t), root+"/barrier")
-	ctx, cancel := context.WithTimeout(bg(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
 	defer cancel()
 	require.NoError(t, b.Wait(ctx))
 	up, err := b.IsSet(ctx)
