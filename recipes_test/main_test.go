@@ -129,3 +129,15 @@ func lockAndUnlock(l locks.Locker, entered *atomic.Bool) <-chan error {
 	}()
 	return got
 }
+
+// wchp returns the "wchp" four-letter word of the server at addr: each
+// watched path, followed by the sessions that watch it. The answer is
+// awaited, not timed: the shared server lists the watches of every test
+// running beside this one, and on a loaded machine that can take well over
+// the second a four-letter word usually needs.
+func wchp(t *testing.T, addr string) string {
+	t.Helper()
+	out, err := zktest.FourLetterWord(addr, "wchp", waitLong)
+	require.NoError(t, err)
+	return out
+}
