@@ -44,15 +44,7 @@ func TestEnsembleSurvivesLosingLeader(t *testing.T) {
 	if err := e.Start(leader); err != nil {
 		t.Fatalf("restart old leader: %v", err)
 	}
-	// srvr answers within a second on an idle machine, not on a loaded one:
-	// ask until it answers, and then it must say follower.
-	var mode string
-	waitFor(t, "the restarted member to answer srvr", func() bool {
-		var err error
-		mode, err = ServerMode(e.Addr(leader))
-		return err == nil
-	})
-	if mode != "follower" {
+	if mode := answeredMode(t, e, leader); mode != "follower" {
 		t.Fatalf("restarted member mode = %q", mode)
 	}
 	if _, err := conn2.Sync("/quorum"); err != nil && err != zk.ErrNoNode {

@@ -36,6 +36,30 @@ func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
 	return time.Since(start)
 }
 
+// answeredMode asks member i for its mode until it answers: srvr answers
+// within a second on an idle machine, not on a loaded one.
+func answeredMode(t *testing.T, e *Ensemble, i int) string {
+	t.Helper()
+	var mode string
+	waitFor(t, fmt.Sprintf("member %d to answer srvr", i), func() bool {
+		var err error
+		mode, err = e.Mode(i)
+		return err == nil
+	})
+	return mode
+}
+
+// aFollower returns a member that reports Mode follower, once one does.
+func aFollower(t *testing.T, e *Ensemble) int {
+	t.Helper()
+	var fs []int
+	waitFor(t, "a follower", func() bool {
+		fs = e.Followers()
+		return len(fs) > 0
+	})
+	return fs[0]
+}
+
 func others(e *Ensemble, i int) []string {
 	var out []string
 	for j, a := range e.Servers() {
@@ -53,7 +77,7 @@ func TestEnsembleIsolate(t *testing.T) {
 		WithConfig("syncLimit", fmt.Sprint(isoSync)))
 
 	t.Run("follower", func(t *testing.T) {
-		f := e.Followers()[0]
+		f := aFollower(t, e)
 		majority := Connect(t, others(e, f))
 		if _, err := majority.Create("/iso", []byte("1"), 0, acl); err != nil {
 			t.Fatalf("create: %v", err)
@@ -130,8 +154,8 @@ func TestEnsembleIsolate(t *testing.T) {
 			t.Fatalf("rejoin after Heal: %v", err)
 		}
 		t.Logf("healed follower serving again %v after Heal", time.Since(healed))
-		if mode, err := e.Mode(f); err != nil || mode != "follower" {
-			t.Fatalf("healed member mode = %q, %v", mode, err)
+		if mode := answeredMode(t, e, f); mode != "follower" {
+			t.Fatalf("healed member mode = %q", mode)
 		}
 		fevents.WaitStateT(t, zk.StateHasSession, isoDeadline)
 		if _, err := fconn.Sync("/iso"); err != nil {
@@ -173,13 +197,13 @@ func TestEnsembleIsolate(t *testing.T) {
 		if err := e.WaitQuorum(); err != nil {
 			t.Fatalf("rejoin after Heal: %v", err)
 		}
-		if mode, err := e.Mode(l); err != nil || mode != "follower" {
-			t.Fatalf("healed old leader mode = %q, %v", mode, err)
+		if mode := answeredMode(t, e, l); mode != "follower" {
+			t.Fatalf("healed old leader mode = %q", mode)
 		}
 	})
 
 	t.Run("pause", func(t *testing.T) {
-		f := e.Followers()[0]
+		f := aFollower(t, e)
 		pid := e.PID(f)
 		if err := e.Pause(f); err != nil {
 			t.Fatal(err)
@@ -202,6 +226,9 @@ func TestEnsembleIsolate(t *testing.T) {
 
 	t.Run("kill", func(t *testing.T) {
 		l := e.Leader()
+		if l < 0 {
+			t.Fatal("no leader")
+		}
 		if err := e.Stop(l); err != nil {
 			t.Fatal(err)
 		}
