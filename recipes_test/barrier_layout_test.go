@@ -3,7 +3,6 @@ package recipes_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
@@ -57,8 +56,8 @@ func TestBarrierWaitOnCuratorsLayout(t *testing.T) {
 	b := newBarrier(t, connect(t), path)
 	go func() { done <- b.Wait(bg()) }()
 	eventually(t, "the waiter to watch the barrier", func() bool {
-		out, err := zktest.FourLetterWord(zktest.ServersT(t)[0], "wchp", time.Second)
-		return err == nil && countLines(out, path) >= 1
+		out := wchp(t, zktest.ServersT(t)[0])
+		return countLines(out, path) >= 1
 	})
 	select {
 	case err := <-done:

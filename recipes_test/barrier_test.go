@@ -49,8 +49,8 @@ func TestBarrierReleasesEveryWaiter(t *testing.T) {
 	}
 	// Each waiter has a watch on the barrier once the server lists it.
 	eventually(t, "waiters to watch the barrier", func() bool {
-		out, err := zktest.FourLetterWord(zktest.ServersT(t)[0], "wchp", time.Second)
-		return err == nil && countLines(out, path) >= 3
+		out := wchp(t, zktest.ServersT(t)[0])
+		return countLines(out, path) >= 3
 	})
 	select {
 	case err := <-done:
@@ -71,7 +71,7 @@ func TestBarrierWaitWithoutBarrierReturnsAtOnce(t *testing.T) {
 	t.Parallel()
 	_, root := newRoot(t)
 	b := newBarrier(t, connect(t), root+"/barrier")
-	ctx, cancel := context.WithTimeout(bg(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
 	defer cancel()
 	require.NoError(t, b.Wait(ctx))
 	up, err := b.IsSet(ctx)
@@ -90,8 +90,8 @@ func TestBarrierWaitFailsWhenTheServerStops(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- b.Wait(bg()) }()
 	eventually(t, "the waiter to watch", func() bool {
-		out, err := zktest.FourLetterWord(srv.Addr(), "wchp", time.Second)
-		return err == nil && countLines(out, "/barrier") >= 1
+		out := wchp(t, srv.Addr())
+		return countLines(out, "/barrier") >= 1
 	})
 	require.NoError(t, srv.Stop())
 	select {

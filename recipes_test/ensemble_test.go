@@ -49,7 +49,7 @@ func TestMutexQuorumLoss(t *testing.T) {
 	e := zktest.StartEnsembleT(t, 3)
 	admin := zktest.Connect(t, e.Servers())
 	path := zktest.Root(t, admin) + "/lock"
-	s := connectTo(t, e.Servers())
+	s := connectTo(t, e.Servers(), recipes.WithSessionTimeout(testSessionTimeout))
 	m := newMutex(t, s, path)
 	held, err := m.Lock(bg())
 	require.NoError(t, err)

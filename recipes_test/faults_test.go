@@ -33,11 +33,24 @@ func (l stateLog) listener(s recipes.State) {
 	}
 }
 
+// waitFor waits for the session to report want. It fails, rather than wait
+// for ever, when the session reports a final state instead (a session cut
+// off on a loaded machine can be lost before it reconnects), or when nothing
+// comes within waitLong.
 func (l stateLog) waitFor(t *testing.T, want recipes.State) {
 	t.Helper()
-	for s := range l {
-		if s == want {
-			return
+	timeout := time.After(waitLong)
+	for {
+		select {
+		case s := <-l:
+			switch s {
+			case want:
+				return
+			case recipes.StateExpired, recipes.StateLost, recipes.StateClosed:
+				t.Fatalf("waiting for the session to be %v, it ended: %v", want, s)
+			}
+		case <-timeout:
+			t.Fatalf("the session was not %v within %v", want, waitLong)
 		}
 	}
 }
@@ -51,7 +64,7 @@ func TestMutexHolderLearnsOfLossFirst(t *testing.T) {
 	admin, root := newRoot(t)
 	path := root + "/lock"
 	proxy := zktest.ProxyT(t)
-	holderSession := connect(t, recipes.WithDialer(proxy.Dialer))
+	holderSession := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithSessionTimeout(testSessionTimeout))
 	holder := newMutex(t, holderSession, path)
 	heldA, err := holder.Lock(bg())
 	require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -70,8 +69,8 @@ func (h *herd) flush(i int) {
 // done: its listing and watch come after it).
 func (h *herd) settled(prefix string, n int) {
 	eventually(h.t, "the waiters' watches", func() bool {
-		out, err := zktest.FourLetterWord(zktest.ServersT(h.t)[0], "wchp", time.Second)
-		return err == nil && watchersUnder(out, prefix) >= n
+		out := wchp(h.t, zktest.ServersT(h.t)[0])
+		return watchersUnder(out, prefix) >= n
 	})
 }
 

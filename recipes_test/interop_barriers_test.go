@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -94,8 +93,8 @@ func TestBarrierInteropWithCurator(t *testing.T) {
 	require.NoError(t, goBarrier.Set(bg()))
 	javaWait, _ := interopJava(t, peer, "barrier-wait", servers, path, "60000")
 	eventually(t, "the Java waiter to watch", func() bool {
-		out, err := zktest.FourLetterWord(zktest.ServersT(t)[0], "wchp", time.Second)
-		return err == nil && countLines(out, path) >= 1
+		out := wchp(t, zktest.ServersT(t)[0])
+		return countLines(out, path) >= 1
 	})
 	require.NoError(t, goBarrier.Remove(bg()))
 	require.NoError(t, <-javaWait)

@@ -26,8 +26,18 @@ func TestMain(m *testing.M) {
 }
 
 // testSessionTimeout is short so that loss tests finish quickly; the test
-// server allows sessions down to 200 ms.
+// server allows sessions down to 200 ms. Such a session is declared lost
+// when no proof of life comes for 2.7 s, which a loaded machine can cause
+// by itself: only tests of losses ask for it.
 const testSessionTimeout = 3 * time.Second
+
+// steadySessionTimeout is the session timeout of connect and connectTo: a
+// session that a loaded 2-core machine, running the suite beside another
+// copy of it, does not lose (with 3 s, tests that lose nothing on purpose
+// lost sessions with "no proof of life" and a cut-and-restore test waited
+// for ever for a reconnect that came after the loss). Loss tests that want
+// to end quickly pass WithSessionTimeout(testSessionTimeout).
+const steadySessionTimeout = 10 * time.Second
 
 // testTickTime is the test servers' tickTime (internal/zkserver). Telling
 // the sessions lets them ride out the stalls of a loaded test machine; tests
@@ -46,7 +56,8 @@ func newRoot(t *testing.T) (*zk.Conn, string) {
 	return admin, zktest.Root(t, admin)
 }
 
-// connect opens a session to the shared server, closed when t ends.
+// connect opens a session to the shared server (steadySessionTimeout unless
+// opts say otherwise), closed when t ends.
 func connect(t *testing.T, opts ...recipes.Option) *recipes.Session {
 	t.Helper()
 	return connectTo(t, zktest.ServersT(t), opts...)
@@ -57,7 +68,7 @@ func connectTo(t *testing.T, servers []string, opts ...recipes.Option) *recipes.
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
-	opts = append([]recipes.Option{recipes.WithSessionTimeout(testSessionTimeout), recipes.WithTickTime(testTickTime)}, opts...)
+	opts = append([]recipes.Option{recipes.WithSessionTimeout(steadySessionTimeout), recipes.WithTickTime(testTickTime)}, opts...)
 	s, err := recipes.Connect(ctx, servers, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
@@ -128,4 +139,16 @@ func lockAndUnlock(l locks.Locker, entered *atomic.Bool) <-chan error {
 		got <- err
 	}()
 	return got
+}
+
+// wchp returns the "wchp" four-letter word of the server at addr: each
+// watched path, followed by the sessions that watch it. The answer is
+// awaited, not timed: the shared server lists the watches of every test
+// running beside this one, and on a loaded machine that can take well over
+// the second a four-letter word usually needs.
+func wchp(t *testing.T, addr string) string {
+	t.Helper()
+	out, err := zktest.FourLetterWord(addr, "wchp", waitLong)
+	require.NoError(t, err)
+	return out
 }

@@ -106,7 +106,7 @@ func TestMutexRevocation(t *testing.T) {
 	require.NoError(t, locks.Revoke(bg(), s, ps[0].Path))
 	require.NoError(t, <-released)
 
-	ctx, cancel := context.WithTimeout(bg(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(bg(), waitLong)
 	defer cancel()
 	h2, err := other.Lock(ctx)
 	require.NoError(t, err)
@@ -117,10 +117,11 @@ func TestMutexRevocation(t *testing.T) {
 }
 
 // TestHoldOutlivesAcquireDeadline: the context given to Lock bounds only
-// the wait. Taken with a 200 ms deadline and kept for a second, the lock is
-// still held (another session's TryLock fails), the hold's context still
-// live and re-entrant; it ends on loss (someone deletes the node) and on release. Cancelling
-// the acquisition context after the acquire does not end it either.
+// the wait. Taken with a short deadline and kept for a second past it, the
+// lock is still held (another session's TryLock fails), the hold's context
+// still live and re-entrant; it ends on loss (someone deletes the node) and
+// on release. Cancelling the acquisition context after the acquire does not
+// end it either.
 func TestHoldOutlivesAcquireDeadline(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
@@ -129,15 +130,12 @@ func TestHoldOutlivesAcquireDeadline(t *testing.T) {
 	other := newMutex(t, connect(t), path)
 	type key struct{}
 
-	wait, cancel := context.WithTimeout(context.WithValue(bg(), key{}, "v"), 200*time.Millisecond)
-	defer cancel()
-	h, err := m.Lock(wait)
-	require.NoError(t, err)
+	h, wait := lockBeforeDeadline(t, m, context.WithValue(bg(), key{}, "v"))
 	<-wait.Done()
 	select {
 	case <-h.Done():
 		t.Fatalf("the hold ended with the acquisition's deadline: %v", h.Err())
-	case <-time.After(time.Second - 200*time.Millisecond):
+	case <-time.After(time.Second):
 	}
 	require.NoError(t, h.Err())
 	require.NoError(t, h.Context().Err())
@@ -251,4 +249,24 @@ func TestRevokeOnlyLockNodes(t *testing.T) {
 
 	require.NoError(t, leases[0].Release(bg()))
 	require.NoError(t, b.Remove(bg()))
+}
+
+// lockBeforeDeadline takes the free lock m with a deadline that ends soon
+// after, and returns the hold and that deadline's context. The deadline
+// starts at 200 ms and doubles each time the acquire does not beat it (an
+// uncontended Lock is a few round trips, which a loaded machine can stretch
+// past any fixed bound): what is awaited is an acquire made in time, not a
+// speed.
+func lockBeforeDeadline(t *testing.T, m *locks.Mutex, parent context.Context) (*locks.Hold, context.Context) {
+	t.Helper()
+	for d := 200 * time.Millisecond; ; d *= 2 {
+		require.Less(t, d, waitLong, "no acquire of a free lock within its deadline")
+		wait, cancel := context.WithTimeout(parent, d)
+		t.Cleanup(cancel)
+		h, err := m.Lock(wait)
+		if err == nil {
+			return h, wait
+		}
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	}
 }

@@ -262,8 +262,7 @@ func watchedBy(t *testing.T, path string, id int64) bool {
 // watchedOn is watchedBy on the given server.
 func watchedOn(t *testing.T, server, path string, id int64) bool {
 	t.Helper()
-	out, err := zktest.FourLetterWord(server, "wchp", time.Second)
-	require.NoError(t, err)
+	out := wchp(t, server)
 	want := fmt.Sprintf("0x%x", id)
 	in := false
 	for line := range strings.SplitSeq(out, "\n") {
@@ -281,8 +280,7 @@ func watchedOn(t *testing.T, server, path string, id int64) bool {
 // root.
 func marksWatched(t *testing.T, root string) bool {
 	t.Helper()
-	out, err := zktest.FourLetterWord(zktest.ServersT(t)[0], "wchp", time.Second)
-	require.NoError(t, err)
+	out := wchp(t, zktest.ServersT(t)[0])
 	for line := range strings.SplitSeq(out, "\n") {
 		if strings.HasPrefix(line, root+"/") && strings.HasSuffix(line, ".released") {
 			return true

@@ -36,7 +36,7 @@ func TestAuthAndACLFlags(t *testing.T) {
 	assert.Equal(t, 77, code, stderr)
 	assert.Contains(t, stderr, "not authenticated")
 	assert.Contains(t, stderr, "--auth")
-	code, _, stderr = zkrecipes(t, "lock", path, "-n", "--", "true")
+	code, _, stderr = zkrecipes(t, "lock", path, "-n", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 77, code, "joining without the credentials: %s", stderr)
 
 	inspect := command(t, "inspect", path)
@@ -45,7 +45,7 @@ func TestAuthAndACLFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(out), "held by")
 
-	code, _, stderr = zkrecipes(t, "--auth", "digest:ops:pw", "lock", path, "-n", "--", "true")
+	code, _, stderr = zkrecipes(t, "--auth", "digest:ops:pw", "lock", path, "-n", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 75, code, "the lock is held: %s", stderr)
 
 	// The command run under the lock does not get the credentials.

@@ -106,7 +106,7 @@ func TestTryOnce(t *testing.T) {
 	waitNodes(t, admin, path, 1)
 	before := lockNodes(t, admin, path)
 	for _, try := range [][]string{{"-n"}, {"--timeout", "0"}} {
-		args := append(append([]string{"lock", path}, try...), "--", "true")
+		args := append(append([]string{"lock", path, "--connect-timeout", "30s"}, try...), "--", "true")
 		code, _, stderr := zkrecipes(t, args...)
 		assert.Equal(t, 75, code, "%q: %s", args, stderr)
 		assert.Contains(t, stderr, path+" is busy (tried once)")
@@ -118,14 +118,14 @@ func TestTryOnce(t *testing.T) {
 	}
 
 	barrier := root + "/barrier"
-	code, _, stderr := zkrecipes(t, "barrier", "wait", barrier, "-n")
+	code, _, stderr := zkrecipes(t, "barrier", "wait", barrier, "-n", "--connect-timeout", "30s")
 	assert.Equal(t, 0, code, "a barrier that is down: %s", stderr)
 	code, _, stderr = zkrecipes(t, "barrier", "set", barrier)
 	require.Equal(t, 0, code, stderr)
-	code, _, stderr = zkrecipes(t, "barrier", "wait", barrier, "--timeout", "0")
+	code, _, stderr = zkrecipes(t, "barrier", "wait", barrier, "--timeout", "0", "--connect-timeout", "30s")
 	assert.Equal(t, 75, code, "a barrier that is up: %s", stderr)
 	assert.Contains(t, stderr, barrier+" is up (checked once)")
-	code, _, stderr = zkrecipes(t, "barrier", "remove", barrier, "-n")
+	code, _, stderr = zkrecipes(t, "barrier", "remove", barrier, "-n", "--connect-timeout", "30s")
 	assert.Equal(t, 0, code, stderr)
 }
 
@@ -168,11 +168,11 @@ func TestSemaphoreCountPath(t *testing.T) {
 	require.NoError(t, holder.Start())
 	defer stop(holder)
 	waitNodes(t, admin, path+"/leases", 1)
-	code, _, stderr := zkrecipes(t, "semaphore", path, "--count-path", count, "-n", "--", "true")
+	code, _, stderr := zkrecipes(t, "semaphore", path, "--count-path", count, "-n", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 75, code, "a count of 1, held: %s", stderr)
 
 	_, err = admin.Set(count, []byte{0, 0, 0, 2}, -1)
 	require.NoError(t, err)
-	code, _, stderr = zkrecipes(t, "semaphore", path, "--count-path", count, "-n", "--", "true")
+	code, _, stderr = zkrecipes(t, "semaphore", path, "--count-path", count, "-n", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 0, code, "a count of 2, one held: %s", stderr)
 }

@@ -224,7 +224,7 @@ func (e *Ensemble) Leader() int {
 		if m.proc == nil || e.isolatedLocked(i) {
 			continue
 		}
-		if mode, err := ServerMode(m.addr()); err == nil && (mode == "leader" || mode == "standalone") {
+		if mode, err := serverMode(m.addr(), answerBound); err == nil && (mode == "leader" || mode == "standalone") {
 			return i
 		}
 	}

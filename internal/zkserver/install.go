@@ -127,11 +127,19 @@ func tail(b []byte, n int) string {
 }
 
 // fileTail returns the last n lines of the file at path, or a note saying
-// why it could not be read.
+// why it could not be read. The lines that log the harness's own "srvr"
+// polls (every 20 ms while it waits) are left out: a server that does not
+// come to serve would otherwise show nothing but them.
 func fileTail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("(cannot read %s: %v)", path, err)
 	}
-	return tail(b, n)
+	var kept [][]byte
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if !bytes.Contains(line, []byte("Processing srvr command")) {
+			kept = append(kept, line)
+		}
+	}
+	return tail(bytes.Join(kept, []byte("\n")), n)
 }

@@ -7,7 +7,9 @@ import (
 
 // Pause stops member i's JVM with SIGSTOP, as a long GC pause or a
 // descheduled VM would: its sockets stay open and nothing answers. Resume
-// continues it; Stop, Start and Close work on a paused member.
+// continues it; Stop, Start and Close work on a paused member. Leader and
+// Followers wait for a paused member's answer for up to 30 s (answerBound)
+// before leaving it out: ask them before Pause or after Resume.
 func (e *Ensemble) Pause(i int) error { return e.signal(i, syscall.SIGSTOP) }
 
 // Resume continues member i after Pause with SIGCONT.
@@ -48,7 +50,7 @@ func (e *Ensemble) Followers() []int {
 		if m.proc == nil || e.isolatedLocked(i) {
 			continue
 		}
-		if mode, err := ServerMode(m.addr()); err == nil && mode == "follower" {
+		if mode, err := serverMode(m.addr(), answerBound); err == nil && mode == "follower" {
 			out = append(out, i)
 		}
 	}

@@ -142,9 +142,18 @@ func FourLetterWord(addr, cmd string, timeout time.Duration) (string, error) {
 
 // ServerMode asks addr for "srvr" and returns the value of its Mode line
 // ("standalone", "leader", "follower", ...), or an error if the server does
-// not answer or is not serving requests.
-func ServerMode(addr string) (string, error) {
-	out, err := FourLetterWord(addr, "srvr", time.Second)
+// not answer within a second or is not serving requests: it suits a loop
+// that asks again.
+func ServerMode(addr string) (string, error) { return serverMode(addr, time.Second) }
+
+// answerBound bounds the wait for a running member's answer to "srvr" where
+// the question is asked once (Leader, Followers): a member that is up
+// answers, but a loaded machine can delay that answer past a second, and a
+// member left out of the answer for it would be misreported.
+const answerBound = 30 * time.Second
+
+func serverMode(addr string, timeout time.Duration) (string, error) {
+	out, err := FourLetterWord(addr, "srvr", timeout)
 	if err != nil {
 		return "", err
 	}

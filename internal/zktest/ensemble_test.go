@@ -44,8 +44,8 @@ func TestEnsembleSurvivesLosingLeader(t *testing.T) {
 	if err := e.Start(leader); err != nil {
 		t.Fatalf("restart old leader: %v", err)
 	}
-	if mode, err := ServerMode(e.Addr(leader)); err != nil || mode != "follower" {
-		t.Fatalf("restarted member mode = %q, %v", mode, err)
+	if mode := answeredMode(t, e, leader); mode != "follower" {
+		t.Fatalf("restarted member mode = %q", mode)
 	}
 	if _, err := conn2.Sync("/quorum"); err != nil && err != zk.ErrNoNode {
 		t.Fatalf("sync: %v", err)
