@@ -61,12 +61,12 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		if err := s.WaitConnected(ctx); err != nil {
 			return err
 		}
-		var done func()
+		suspect := drops > 0
 		var err error
-		if drops > 0 {
-			done, err = s.suspectTurn(ctx, closed)
+		if suspect {
+			err = s.suspectTurn(ctx, closed)
 		} else {
-			done, err = s.plainTurn(ctx)
+			err = s.plainTurn(ctx)
 		}
 		if err != nil {
 			return err
@@ -78,13 +78,13 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		}
 		s.mu.Unlock()
 		if err != nil {
-			done()
+			s.endTurn(suspect)
 			return err
 		}
 		s.rec.Request(ctx, retried)
 		err = op(s.conn)
 		s.ops.Done()
-		done()
+		s.endTurn(suspect)
 		if err == nil || !znode.Retryable(err) {
 			return err
 		}
@@ -123,30 +123,19 @@ func (s *Session) noteClose(closed time.Time) {
 	}
 }
 
-// setGateLocked moves solo or sending and wakes the calls that wait on them.
-func (s *Session) setGateLocked(solo bool, sending int) {
-	s.solo, s.sending = solo, sending
-	close(s.gate)
-	s.gate = make(chan struct{})
-}
-
 // plainTurn waits, for a call that no closed connection has caught yet,
 // until the keep-alive has been answered since the last connection closed
 // under a call, and no call sent again after a close is sending (those go
-// alone: suspectTurn). done ends the turn, once the call has returned. On a
-// session whose connections have not closed under a call, it waits for
-// nothing.
-func (s *Session) plainTurn(ctx context.Context) (done func(), err error) {
+// alone: suspectTurn). endTurn(false) ends the turn, once the call has
+// returned. On a session whose connections have not closed under a call, it
+// waits for nothing, and allocates nothing.
+func (s *Session) plainTurn(ctx context.Context) error {
 	for {
 		s.mu.Lock()
 		if !s.solo && !s.answered.Before(s.lastClose) {
-			s.setGateLocked(false, s.sending+1)
+			s.sending++
 			s.mu.Unlock()
-			return func() {
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				s.setGateLocked(s.solo, s.sending-1)
-			}, nil
+			return nil
 		}
 		gate, probed := s.gate, s.probed
 		s.mu.Unlock()
@@ -154,11 +143,33 @@ func (s *Session) plainTurn(ctx context.Context) (done func(), err error) {
 		case <-gate:
 		case <-probed:
 		case <-s.done:
-			return nil, s.Err()
+			return s.Err()
 		case <-ctx.Done():
-			return nil, znode.CtxErr(ctx)
+			return znode.CtxErr(ctx)
 		}
 	}
+}
+
+// endTurn ends the turn of a call that plainTurn (suspect false) or
+// suspectTurn let send.
+func (s *Session) endTurn(suspect bool) {
+	s.mu.Lock()
+	if suspect {
+		s.solo = false
+		s.openGateLocked()
+	} else if s.sending--; s.solo && s.sending == 0 {
+		s.openGateLocked() // the suspect waits for it: sendAlone
+	}
+	s.mu.Unlock()
+	if suspect {
+		<-s.suspect
+	}
+}
+
+// openGateLocked wakes the calls that wait for solo or sending to change.
+func (s *Session) openGateLocked() {
+	close(s.gate)
+	s.gate = make(chan struct{})
 }
 
 // suspectTurn waits, for a call whose request was in flight when a
@@ -166,24 +177,24 @@ func (s *Session) plainTurn(ctx context.Context) (done func(), err error) {
 // keep-alive's probe has been answered on a later connection, and no other
 // call is being sent: the server is alive and takes the session's requests,
 // so if the connection closes under the call again, its request is the
-// likely cause. done ends the turn, once the call has returned.
+// likely cause. endTurn(true) ends the turn, once the call has returned.
 //
 // The calls caught by one close wait for the same probe, the first one
 // sent after it, and then go one after the other: a failover costs each
 // call in flight at most the wait for one probe, not one each.
-func (s *Session) suspectTurn(ctx context.Context, closed time.Time) (done func(), err error) {
+func (s *Session) suspectTurn(ctx context.Context, closed time.Time) error {
 	select {
 	case s.suspect <- struct{}{}:
 	case <-s.done:
-		return nil, s.Err()
+		return s.Err()
 	case <-ctx.Done():
-		return nil, znode.CtxErr(ctx)
+		return znode.CtxErr(ctx)
 	}
 	release := func() { <-s.suspect }
 	for {
 		if err := s.WaitConnected(ctx); err != nil {
 			release()
-			return nil, err
+			return err
 		}
 		// The keep-alive probes every tenth of the session timeout. It
 		// is not asked for one now: go-zookeeper restores its watches
@@ -193,7 +204,7 @@ func (s *Session) suspectTurn(ctx context.Context, closed time.Time) (done func(
 		probed, err := s.probedSince(ctx, closed)
 		if err != nil {
 			release()
-			return nil, err
+			return err
 		}
 		if !probed {
 			// The connection changed meanwhile: a probe answered
@@ -203,14 +214,9 @@ func (s *Session) suspectTurn(ctx context.Context, closed time.Time) (done func(
 		}
 		if err := s.sendAlone(ctx); err != nil {
 			release()
-			return nil, err
+			return err
 		}
-		return func() {
-			s.mu.Lock()
-			s.setGateLocked(false, s.sending)
-			s.mu.Unlock()
-			release()
-		}, nil
+		return nil
 	}
 }
 
@@ -241,7 +247,7 @@ func (s *Session) probedSince(ctx context.Context, since time.Time) (bool, error
 // being sent to return.
 func (s *Session) sendAlone(ctx context.Context) error {
 	s.mu.Lock()
-	s.setGateLocked(true, s.sending)
+	s.solo = true
 	for s.sending > 0 {
 		gate := s.gate
 		s.mu.Unlock()
@@ -263,5 +269,6 @@ func (s *Session) sendAlone(ctx context.Context) error {
 func (s *Session) unsolo() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.setGateLocked(false, s.sending)
+	s.solo = false
+	s.openGateLocked()
 }
