@@ -382,65 +382,44 @@ func TestDroppedOpeningFailsTheEnter(t *testing.T) {
 	assert.Empty(t, children(t, admin, path), "nodes left")
 }
 
-// TestConcurrentDroppedRequestsKeepTheSession: several calls at once whose
-// requests a server with a small jute.maxbuffer drops, sent anew in a loop,
-// fail each with ErrRequestDropped; no request is sent until the session's
-// keep-alive has been answered since the last connection closed under a
-// call, so a short session keeps its proof of life, and a lock taken and
-// released beside them all the while keeps working.
+// TestConcurrentDroppedRequestsKeepTheSession: calls at once whose requests
+// a server with a small jute.maxbuffer drops fail each with
+// ErrRequestDropped; no request is sent until the session's keep-alive has
+// been answered since the last connection closed under a call, so a short
+// session keeps its proof of life through the reconnects, and works after.
+// Without that gate, new calls close connection after connection with no
+// proof in between, and the session is lost.
+//
+// The session holds no watch meanwhile: go-zookeeper v1.0.4 reads its
+// lastZxid, unsynchronised, when it restores watches after a reconnect, and
+// the race detector reports that (docs/faults.md). TestDroppedRequestFails-
+// OnlyItsCall shows another hold surviving the drops.
 func TestConcurrentDroppedRequestsKeepTheSession(t *testing.T) {
 	t.Parallel()
 	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
 	admin := zktest.Connect(t, srv.Servers())
 	root := zktest.Root(t, admin)
 	s := connectTo(t, srv.Servers(), recipes.WithSessionTimeout(4*time.Second))
-	other, err := newMutex(t, s, root+"/other").Lock(bg())
-	require.NoError(t, err)
 	big := newMutex(t, s, root+"/big", recipes.WithData(make([]byte, 16<<10)))
-	busy := newMutex(t, s, root+"/busy")
 	ctx, cancel := context.WithTimeout(bg(), 2*waitLong)
 	defer cancel()
 
-	// Two at once, each sent anew: every reconnect here is a chance for
-	// go-zookeeper v1.0.4's own data race on its lastZxid (docs/faults.md),
-	// which the race detector reports, so the test keeps to few.
-	const callers, calls = 2, 1
+	const callers = 3
 	var wg sync.WaitGroup
-	errs := make(chan error, callers*calls)
+	errs := make(chan error, callers)
 	for range callers {
 		wg.Go(func() {
-			for range calls {
-				_, err := big.Lock(ctx)
-				errs <- err
-			}
+			_, err := big.Lock(ctx)
+			errs <- err
 		})
 	}
-	stop := make(chan struct{})
-	busyErr := make(chan error, 1)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				busyErr <- nil
-				return
-			default:
-			}
-			if err := lockOnce(ctx, busy.Lock); err != nil {
-				busyErr <- err
-				return
-			}
-		}
-	}()
 	wg.Wait()
-	close(stop)
 	close(errs)
 	for err := range errs {
 		require.ErrorIs(t, err, recipes.ErrRequestDropped)
 	}
-	require.NoError(t, <-busyErr, "a lock taken and released meanwhile")
 	require.NoError(t, s.Err(), "the session")
-	require.NoError(t, other.Context().Err(), "the other hold")
-	require.NoError(t, other.Release(bg()))
+	require.NoError(t, lockOnce(ctx, newMutex(t, s, root+"/small").Lock), "a lock on the session after the drops")
 	assert.Empty(t, children(t, admin, root+"/big"), "nodes left")
 }
 
