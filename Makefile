@@ -34,6 +34,9 @@ lint:
 # inside the tests themselves.
 unit:
 	$(GO) test -race -shuffle=on -count=1 -timeout 20m ./...
+	@# Tests built without the race detector only (//go:build !race): see
+	@# recipes_test/request_drop_norace_test.go.
+	$(GO) test -count=1 -timeout 10m -run '^TestConcurrentDroppedRequestsKeepTheSession$$' ./recipes_test/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSort$$' -fuzztime $(FUZZTIME) ./internal/seqnode/

@@ -382,47 +382,6 @@ func TestDroppedOpeningFailsTheEnter(t *testing.T) {
 	assert.Empty(t, children(t, admin, path), "nodes left")
 }
 
-// TestConcurrentDroppedRequestsKeepTheSession: calls at once whose requests
-// a server with a small jute.maxbuffer drops fail each with
-// ErrRequestDropped; no request is sent until the session's keep-alive has
-// been answered since the last connection closed under a call, so a short
-// session keeps its proof of life through the reconnects, and works after.
-// Without that gate, new calls close connection after connection with no
-// proof in between, and the session is lost.
-//
-// The session holds no watch meanwhile: go-zookeeper v1.0.4 reads its
-// lastZxid, unsynchronised, when it restores watches after a reconnect, and
-// the race detector reports that (docs/faults.md). TestDroppedRequestFails-
-// OnlyItsCall shows another hold surviving the drops.
-func TestConcurrentDroppedRequestsKeepTheSession(t *testing.T) {
-	t.Parallel()
-	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
-	admin := zktest.Connect(t, srv.Servers())
-	root := zktest.Root(t, admin)
-	s := connectTo(t, srv.Servers(), recipes.WithSessionTimeout(4*time.Second))
-	big := newMutex(t, s, root+"/big", recipes.WithData(make([]byte, 16<<10)))
-	ctx, cancel := context.WithTimeout(bg(), 2*waitLong)
-	defer cancel()
-
-	const callers = 3
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for range callers {
-		wg.Go(func() {
-			_, err := big.Lock(ctx)
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.ErrorIs(t, err, recipes.ErrRequestDropped)
-	}
-	require.NoError(t, s.Err(), "the session")
-	require.NoError(t, lockOnce(ctx, newMutex(t, s, root+"/small").Lock), "a lock on the session after the drops")
-	assert.Empty(t, children(t, admin, root+"/big"), "nodes left")
-}
-
 // TestDroppedMarkedReleaseDeletesPlainly: a hold that waited releases with
 // the mark of its node, a transaction that carries the path three times; a
 // server with a small jute.maxbuffer that took the create drops it. The
