@@ -49,7 +49,10 @@ func StartEnsemble(n int, opts ...Option) (*Ensemble, error) {
 	}
 	e := &Ensemble{cfg: newConfig(opts), dir: dir}
 	for attempt := 1; ; attempt++ {
-		err = e.startFresh(n)
+		ports, err := freePorts(3 * n)
+		if err == nil {
+			err = e.startFresh(ports)
+		}
 		if err == nil {
 			return e, nil
 		}
@@ -64,11 +67,10 @@ func StartEnsemble(n int, opts ...Option) (*Ensemble, error) {
 	}
 }
 
-func (e *Ensemble) startFresh(n int) (err error) {
-	ports, err := freePorts(3 * n)
-	if err != nil {
-		return err
-	}
+// startFresh starts len(ports)/3 members on ports: client, quorum and
+// election port of each in turn.
+func (e *Ensemble) startFresh(ports []int) (err error) {
+	n := len(ports) / 3
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer func() {
@@ -123,6 +125,17 @@ func (e *Ensemble) startFresh(n int) (err error) {
 		e.killAllLocked()
 		return err
 	}
+	// A member binds its election port in a thread of its own and exits
+	// after three failed binds a second apart; the quorum can form before
+	// that (the member dials out), so a failed bind is looked for here,
+	// and StartEnsemble tries again with new ports.
+	for _, m := range e.members {
+		if portInUse(m.logPath) {
+			e.killAllLocked()
+			return fmt.Errorf("zkserver: ensemble server %d could not bind a port; log %s:\n%s",
+				m.id, m.logPath, fileTail(m.logPath, 20))
+		}
+	}
 	return nil
 }
 
@@ -164,6 +177,29 @@ func (e *Ensemble) Addr(i int) string { return e.members[i].addr() }
 
 // LogPath returns the log file of member i.
 func (e *Ensemble) LogPath(i int) string { return e.members[i].logPath }
+
+// Report describes every member for a failed test: its address, whether
+// its process runs, was stopped or exited on its own (with the exit
+// status), and the last n lines of its log.
+func (e *Ensemble) Report(n int) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	for i, m := range e.members {
+		state := "stopped"
+		switch {
+		case m.proc != nil && m.proc.alive():
+			state = "running"
+		case m.proc != nil:
+			state = fmt.Sprintf("exited on its own (%v)", m.proc.err)
+		}
+		if e.isolatedLocked(i) {
+			state += ", isolated"
+		}
+		fmt.Fprintf(&b, "--- server %d (%s) %s; log %s:\n%s\n", m.id, m.addr(), state, m.logPath, fileTail(m.logPath, n))
+	}
+	return b.String()
+}
 
 // Stop kills member i with SIGKILL (kill -9: no shutdown hook runs, no
 // session is closed) and waits for it to exit. Its data directory, ports

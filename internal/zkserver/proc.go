@@ -166,28 +166,6 @@ func serverMode(addr string, timeout time.Duration) (string, error) {
 	return "", fmt.Errorf("not serving: %q", strings.TrimSpace(out))
 }
 
-// freePorts reserves n distinct free TCP ports on 127.0.0.1. The listeners
-// are held until all ports are chosen, so the ports are distinct, and then
-// released for the server to bind.
-func freePorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("zkserver: reserve port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // portInUse reports whether the server log says a port could not be bound.
 func portInUse(logPath string) bool {
 	b, err := os.ReadFile(logPath)

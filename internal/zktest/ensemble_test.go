@@ -1,6 +1,9 @@
 package zktest
 
 import (
+	"fmt"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -49,5 +52,24 @@ func TestEnsembleSurvivesLosingLeader(t *testing.T) {
 	}
 	if _, err := conn2.Sync("/quorum"); err != nil && err != zk.ErrNoNode {
 		t.Fatalf("sync: %v", err)
+	}
+
+	// A member that dies without Stop shows in the report with its exit.
+	if r := e.Report(5); strings.Count(r, ") running; log ") != 3 {
+		t.Fatalf("Report before the kill:\n%s", r)
+	}
+	victim := (leader + 1) % e.Len()
+	if err := syscall.Kill(e.PID(victim), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("--- server %d (%s) exited on its own (signal: killed); log ", victim+1, e.Addr(victim))
+	waitFor(t, "the report to show the killed member", func() bool {
+		return strings.Contains(e.Report(5), want)
+	})
+	if err := e.Stop(victim); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Report(5); !strings.Contains(r, fmt.Sprintf("--- server %d (%s) stopped; log ", victim+1, e.Addr(victim))) {
+		t.Fatalf("Report after Stop:\n%s", r)
 	}
 }

@@ -44,8 +44,12 @@ func StartT(t testing.TB, opts ...Option) *Server {
 	return s
 }
 
+// reportLines is how many lines of each member's log a failed test shows.
+const reportLines = 60
+
 // StartEnsembleT starts an ensemble like StartEnsemble, failing t if it
-// cannot, and closes it when t's cleanup runs.
+// cannot, and closes it when t's cleanup runs. If t has failed by then, it
+// logs each member's state and the end of its log first.
 func StartEnsembleT(t testing.TB, n int, opts ...Option) *Ensemble {
 	t.Helper()
 	e, err := StartEnsemble(n, opts...)
@@ -53,6 +57,11 @@ func StartEnsembleT(t testing.TB, n int, opts ...Option) *Ensemble {
 		t.Fatalf("zktest: start ZooKeeper ensemble: %v", err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			// Cleanups run last in, first out: the test's own have run, and
+			// a member that died shows here with its exit status.
+			t.Logf("zktest: the ensemble after the failure:\n%s", e.Report(reportLines))
+		}
 		if err := e.Close(); err != nil {
 			t.Errorf("zktest: close ZooKeeper ensemble: %v", err)
 		}
