@@ -58,6 +58,7 @@ type Session struct {
 	regranted   chan time.Time            // Connect: a reconnect's grant, with when its connection was opened
 	disconnects atomic.Int64              // connections lost; see Disconnects
 	suspect     chan struct{}             // held by the one Retry call sending again after a connection closed under it
+	sent        znode.Sent                // the creates written to Connect's connections
 
 	mu          sync.Mutex // guards the fields below
 	established bool
@@ -78,6 +79,15 @@ type Session struct {
 
 // The recipes' internal packages reach the session through this interface.
 var _ znode.Session = (*Session)(nil)
+
+func init() {
+	znode.SentOf = func(zs znode.Session) *znode.Sent {
+		if s, ok := zs.(*Session); ok && s.owned {
+			return &s.sent
+		}
+		return nil
+	}
+}
 
 func newSession(o options, owned bool) *Session {
 	return &Session{

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // connectResponseHead is how much of the first packet the server sends on a
@@ -27,11 +29,13 @@ const (
 // grantConn wraps the socket go-zookeeper talks over. It reads the session
 // timeout the server granted off the connect response, which go-zookeeper
 // keeps to itself, and, when watched, closes the connection if that response
-// is not read in full in time (see handshakeBound). It copies nothing else:
-// after that response it only passes bytes on.
+// is not read in full in time (see handshakeBound), and it shows the
+// packets written to sent. It copies nothing else: after that response it
+// only passes bytes on.
 type grantConn struct {
 	net.Conn
 	granted *atomic.Int64 // milliseconds; written once the response is complete
+	sent    *znode.Sent   // told of each packet written; nil: not told
 
 	// Only go-zookeeper's reader touches these.
 	head     [connectResponseHead]byte
@@ -74,6 +78,18 @@ func (c *grantConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// Write shows p to sent and passes it on. go-zookeeper writes one whole
+// packet per call, from one goroutine: a request queued once sent has
+// seen p is written after p. Seeing p before it is written, not after,
+// matters: the reply can come back, and the create return, before the
+// writing goroutine runs again.
+func (c *grantConn) Write(p []byte) (int, error) {
+	if c.sent != nil {
+		c.sent.Written(p)
+	}
+	return c.Conn.Write(p)
 }
 
 func (c *grantConn) Close() error {

@@ -18,6 +18,7 @@
 package jute
 
 import (
+	"encoding/binary"
 	"fmt"
 	"reflect"
 
@@ -117,4 +118,34 @@ func Op(op any) (int, error) {
 		return multiHeader + str(op.Path) + intSize, nil
 	}
 	return 0, fmt.Errorf("unknown multi operation %T", op)
+}
+
+// The opcodes of the requests that create a node and whose record starts
+// with its path (ZooDefs.OpCode): create, create2, createContainer and
+// createTTL.
+const (
+	opCreate          = 1
+	opCreate2         = 15
+	opCreateContainer = 19
+	opCreateTTL       = 21
+)
+
+// CreatePath returns the path of the create request in packet, a whole
+// request as go-zookeeper writes it (the 4-byte length first), or false if
+// packet is not a create.
+func CreatePath(packet []byte) (string, bool) {
+	const head = lenPrefix + header // length, xid, opcode
+	if len(packet) < head+lenPrefix || int(binary.BigEndian.Uint32(packet))+lenPrefix != len(packet) {
+		return "", false
+	}
+	switch binary.BigEndian.Uint32(packet[lenPrefix+intSize:]) {
+	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+	default:
+		return "", false
+	}
+	n := int(int32(binary.BigEndian.Uint32(packet[head:])))
+	if n < 0 || head+lenPrefix+n > len(packet) {
+		return "", false
+	}
+	return string(packet[head+lenPrefix : head+lenPrefix+n]), true
 }

@@ -1,9 +1,11 @@
 package jute_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +29,10 @@ type wire struct {
 	packets []packet
 }
 
-type packet struct{ op, length int32 }
+type packet struct {
+	op, length int32
+	bytes      []byte // the whole packet, length first
+}
 
 func (w *wire) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	c, err := net.DialTimeout(network, addr, timeout)
@@ -45,7 +50,7 @@ type wireConn struct {
 func (c *wireConn) Write(p []byte) (int, error) {
 	if len(p) >= 12 && int(binary.BigEndian.Uint32(p))+4 == len(p) {
 		c.w.mu.Lock()
-		c.w.packets = append(c.w.packets, packet{op: int32(binary.BigEndian.Uint32(p[8:])), length: int32(binary.BigEndian.Uint32(p))})
+		c.w.packets = append(c.w.packets, packet{op: int32(binary.BigEndian.Uint32(p[8:])), length: int32(binary.BigEndian.Uint32(p)), bytes: bytes.Clone(p)})
 		c.w.mu.Unlock()
 	}
 	return c.Conn.Write(p)
@@ -185,5 +190,44 @@ func TestMultiRefusesWhatItCannotSize(t *testing.T) {
 	}
 	if _, err := jute.Multi((*zk.DeleteRequest)(nil)); err == nil {
 		t.Error("a nil op was sized")
+	}
+}
+
+// TestCreatePathReadsTheWire: CreatePath finds the path in the creates
+// go-zookeeper writes, and nothing in the other requests.
+func TestCreatePathReadsTheWire(t *testing.T) {
+	admin := zktest.Connect(t, zktest.ServersT(t))
+	root := zktest.Root(t, admin)
+	container(t, admin, root)
+	var w wire
+	conn := zktest.Connect(t, zktest.ServersT(t), zk.WithDialer(w.dial))
+	dir := root + "/d"
+	if _, err := conn.CreateContainer(dir, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	name := dir + "/_c_" + strings.Repeat("u", 36) + "-lock-"
+	if _, err := conn.Create(name, []byte("data"), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := conn.Children(dir); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var creates []string
+	for _, p := range w.packets {
+		path, ok := jute.CreatePath(p.bytes)
+		switch {
+		case ok:
+			creates = append(creates, path)
+		case p.op == zktest.OpCreate || p.op == zktest.OpCreateContainer:
+			t.Errorf("CreatePath missed the create %x", p.bytes)
+		}
+		if _, ok := jute.CreatePath(p.bytes[:len(p.bytes)-1]); ok {
+			t.Errorf("CreatePath took a cut packet %x", p.bytes[:len(p.bytes)-1])
+		}
+	}
+	if want := []string{dir, name}; !slices.Equal(creates, want) {
+		t.Errorf("creates on the wire = %q, want %q", creates, want)
 	}
 }

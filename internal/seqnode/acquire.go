@@ -132,10 +132,11 @@ func TryAcquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, bool
 }
 
 // A turn takes our node at path from its creation to a Hold, or fails:
-// await waits for it, holdsNow does not (errBusy).
+// await waits for it, holdsNow does not (errBusy). It starts from first, a
+// listing made in the create's round trip, if not nil (createListed).
 // A turn that gives up while our node may still exist leaves in *marks the
 // marks to write when it is deleted (marks.go).
-type turn func(ctx context.Context, sess znode.Session, spec Spec, path string, marks *[]string) (*Hold, error)
+type turn func(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, marks *[]string) (*Hold, error)
 
 // acquire creates our node and takes its turn. created, if not nil, is
 // called when a node is created (again after a requeue) and when acquire
@@ -151,7 +152,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 		if err := sess.Err(); err != nil {
 			return nil, err
 		}
-		path, err := create(ctx, sess, spec, NewUUID())
+		path, first, err := createListed(ctx, sess, spec, NewUUID())
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +160,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 			created()
 		}
 		var marks []string
-		h, err := take(ctx, sess, spec, path, &marks)
+		h, err := take(ctx, sess, spec, path, first, &marks)
 		if errors.Is(err, errRequeue) {
 			continue // our node is gone, and with it the right to its marks
 		}
@@ -199,11 +200,64 @@ func abandon(sess znode.Session, h *Hold) {
 	_ = h.Release(ctx)
 }
 
+// createListed creates our node as create does and, on a session whose
+// writes it sees (znode.SentOf), lists the directory in the same round
+// trip: the listing is queued once the create has been written, so it goes
+// out after the create on that connection, and ZooKeeper, which serves one
+// session's requests in order, answers it after applying the create. The
+// listing is returned only if it shows our node; it does not when the
+// create took more than one try or had to make its parents first, or the
+// connection changed in between. Then the turn lists again, as it does on
+// a session whose writes it does not see, and Sent.Relists counts it.
+func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, *rawListing, error) {
+	sent := znode.SentOf(sess)
+	if sent == nil {
+		path, err := create(ctx, sess, spec, uuid)
+		return path, nil, err
+	}
+	written, stop := sent.Wait(createName(spec, uuid))
+	created := make(chan struct{})
+	listed := make(chan *rawListing, 1)
+	go func() {
+		select {
+		case <-written:
+		case <-created:
+			// The create is answered: written, unless it never was
+			// (it failed before, or the connection changed).
+		}
+		select {
+		case <-written:
+			r := fetchListing(ctx, sess, spec)
+			listed <- &r
+		default: // the turn lists, if the create succeeded
+			listed <- nil
+		}
+	}()
+	path, err := create(ctx, sess, spec, uuid)
+	stop()
+	close(created)
+	first := <-listed
+	if err != nil {
+		return "", nil, err
+	}
+	if first == nil || !first.shows(path) {
+		sent.Relisted()
+		return path, nil, nil
+	}
+	return path, first, nil
+}
+
+// createName is the path create sends for uuid: a sequential node's
+// without the sequence ZooKeeper appends.
+func createName(spec Spec, uuid string) string {
+	return zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix)+spec.Sequence)
+}
+
 // create makes our protected ephemeral sequential node and returns its path.
 // If a create's reply is lost, the next try first looks for the node by its
 // UUID, so a retry never leaves a second node.
 func create(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, error) {
-	name := zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix)+spec.Sequence)
+	name := createName(spec, uuid)
 	flags := int32(zk.FlagEphemeralSequential)
 	if spec.Sequence != "" {
 		flags = zk.FlagEphemeral

@@ -134,8 +134,8 @@ func deleted(sess znode.Session, e zk.Event) (bool, error) {
 // (others were ahead too, or the layout needs Relist) we hold with no read
 // if the release marked the node (marks.go), and read the children once
 // more if not. Either way a waiter's memory does not grow with the queue.
-func await(ctx context.Context, sess znode.Session, spec Spec, path string, marks *[]string) (h *Hold, err error) {
-	dir, err := listWatched(ctx, sess, spec, path)
+func await(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, marks *[]string) (h *Hold, err error) {
+	dir, err := firstListing(ctx, sess, spec, path, first)
 	if err != nil {
 		return nil, err
 	}
@@ -301,8 +301,8 @@ func waitDir(ctx context.Context, sess znode.Session, spec Spec, events <-chan z
 }
 
 // holdsNow lists the directory once: we hold, or the lock is busy.
-func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string, _ *[]string) (*Hold, error) {
-	dir, err := listWatched(ctx, sess, spec, path)
+func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, _ *[]string) (*Hold, error) {
+	dir, err := firstListing(ctx, sess, spec, path, first)
 	if err != nil {
 		return nil, err
 	}
@@ -317,6 +317,15 @@ func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string, _
 		h.marks = spec.ownMark(nil, path)
 	}
 	return h, nil
+}
+
+// firstListing is the listing a turn starts from: first, made in the
+// create's round trip (createListed), or a new one.
+func firstListing(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing) (watchedListing, error) {
+	if first != nil {
+		return first.interpret(spec, path)
+	}
+	return listWatched(ctx, sess, spec, path)
 }
 
 // watchedListing is a listing of the lock directory that left a watch on it.
@@ -344,30 +353,51 @@ func (l watchedListing) hold(sess znode.Session, spec Spec, path string, token i
 // listWatched lists the directory of our node at path and watches it, unless
 // the spec is bare (then events is nil).
 func listWatched(ctx context.Context, sess znode.Session, spec Spec, path string) (watchedListing, error) {
-	var names []string
-	var stat *zk.Stat
-	var events <-chan zk.Event
-	var err error
+	return fetchListing(ctx, sess, spec).interpret(spec, path)
+}
+
+// A rawListing is the answer to a listing of a lock directory, read but not
+// yet looked at.
+type rawListing struct {
+	names  []string
+	stat   *zk.Stat
+	events <-chan zk.Event
+	err    error
+}
+
+// fetchListing lists spec.Dir, with a watch unless the spec is bare.
+func fetchListing(ctx context.Context, sess znode.Session, spec Spec) rawListing {
+	var r rawListing
 	if spec.Bare {
-		names, stat, err = znode.ChildrenStat(ctx, sess, spec.Dir)
+		r.names, r.stat, r.err = znode.ChildrenStat(ctx, sess, spec.Dir)
 	} else {
-		names, stat, events, err = znode.ChildrenW(ctx, sess, spec.Dir)
+		r.names, r.stat, r.events, r.err = znode.ChildrenW(ctx, sess, spec.Dir)
 	}
-	l := watchedListing{stat: stat, events: events}
+	return r
+}
+
+// interpret reads the listing for our node at path.
+func (r rawListing) interpret(spec Spec, path string) (watchedListing, error) {
+	l := watchedListing{stat: r.stat, events: r.events}
 	switch {
-	case errors.Is(err, zk.ErrNoNode):
+	case errors.Is(r.err, zk.ErrNoNode):
 		return l, errRequeue // the directory, and so our node, is gone
-	case err != nil:
-		return l, fmt.Errorf("list %s: %w", spec.Dir, err)
+	case r.err != nil:
+		return l, fmt.Errorf("list %s: %w", spec.Dir, r.err)
 	}
 	if spec.Refuse != nil {
-		if err := spec.Refuse(names); err != nil {
+		if err := spec.Refuse(r.names); err != nil {
 			return l, err
 		}
 	}
-	l.nodes = ParseAll(names, spec.siblings()...)
-	l.token = tokenFromListing(spec, stat, l.nodes, zpath.Base(path))
+	l.nodes = ParseAll(r.names, spec.siblings()...)
+	l.token = tokenFromListing(spec, r.stat, l.nodes, zpath.Base(path))
 	return l, nil
+}
+
+// shows reports whether the listing has our node at path in it.
+func (r rawListing) shows(path string) bool {
+	return r.err == nil && slices.Contains(r.names, zpath.Base(path))
 }
 
 // readCzxid reads the zxid that created our node at path: its token. A
@@ -388,16 +418,19 @@ func readCzxid(ctx context.Context, sess znode.Session, path string) (int64, err
 // created our node).
 //
 // The directory's pzxid (the zxid of the last child created or deleted
-// before the listing) is one when no lock node in the listing was created
-// after ours, and every lock node of the directory gets its sequence number
-// as it is created (one lock name, so no read/write downgrade node, whose
-// number is its write node's). It is at least our node's creation zxid.
-// Every holder after us is either a node created after the listing, whose
-// creation zxid is larger, or one that holds only after our delete, whose
-// token is at least that delete's zxid: so tokens still grow from holder to
-// holder. If the listing also shows that nothing but our create changed the
-// children (the child version is one more than our number and nothing was
-// ever deleted), the pzxid is our creation zxid itself.
+// before the listing) is one when our node got its sequence number as it
+// was created (not a downgrade node, which takes its write node's) and no
+// node in the listing has a larger number. It is at least our node's
+// creation zxid. Every holder after us is either a node created after the
+// listing, whose creation zxid is larger, or one that holds only after our
+// delete, whose token is at least that delete's zxid: so tokens still grow
+// from holder to holder. A node with a smaller number created after ours
+// is a read/write downgrade node; it holds only as the continuation of its
+// write node's hold, which was ahead of ours, and keeps that hold's token,
+// so it is not a later holder. If the listing also shows that nothing but
+// our create changed the children (the child version, which creates and
+// deletes both move, is one more than our number, which creates alone
+// move), the pzxid is our creation zxid itself.
 func tokenFromListing(spec Spec, dir *zk.Stat, nodes []Node, name string) int64 {
 	ours := Index(nodes, name)
 	if ours < 0 {
@@ -406,12 +439,12 @@ func tokenFromListing(spec Spec, dir *zk.Stat, nodes []Node, name string) int64 
 	if n := nodes[ours]; n.Prefix == spec.Prefix && dir.Cversion == n.Seq+1 {
 		return dir.Pzxid
 	}
-	if len(spec.siblings()) > 1 || spec.Sequence != "" {
-		return 0
+	if spec.Sequence != "" {
+		return 0 // a downgrade node
 	}
 	for _, n := range nodes[ours+1:] {
 		if n.HasSeq {
-			return 0 // a node created after ours is in the listing
+			return 0 // a node created after ours is in the listing (Sort)
 		}
 	}
 	return dir.Pzxid

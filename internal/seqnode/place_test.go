@@ -40,6 +40,8 @@ func TestPlace(t *testing.T) {
 func TestTokenFromListing(t *testing.T) {
 	mutex := Spec{Prefix: "lock-", Holds: FirstN(1)}
 	rw := Spec{Prefix: "__READ__", Siblings: []string{"__READ__", "__WRIT__"}, Holds: FirstN(1)}
+	downgrade := rw
+	downgrade.Sequence = "0000000007"
 	node := func(name, prefix string, seq int32) Node {
 		return Node{Name: name, Prefix: prefix, Seq: seq, HasSeq: true}
 	}
@@ -59,7 +61,10 @@ func TestTokenFromListing(t *testing.T) {
 		{"no node created after ours", mutex, stat, []Node{earlier, me, other}, 99},
 		{"a node created after ours is listed", mutex, stat, []Node{earlier, me, later}, 0},
 		{"our node is not listed", mutex, stat, []Node{earlier}, 0},
-		{"read/write: downgrade nodes break the order", rw, stat, []Node{node("me", "__READ__", 7)}, 0},
+		{"read/write: no node created after ours", rw, stat, []Node{node("w", "__WRIT__", 3), node("me", "__READ__", 7)}, 99},
+		{"read/write: a downgrade node made after ours sorts before it", rw, stat, []Node{node("d", "__READ__", 3), node("me", "__READ__", 7)}, 99},
+		{"read/write: a writer created after ours is listed", rw, stat, []Node{node("me", "__READ__", 7), node("w", "__WRIT__", 8)}, 0},
+		{"read/write: our node is a downgrade node", downgrade, stat, []Node{node("me", "__READ__", 7)}, 0},
 	} {
 		assert.Equal(t, c.want, tokenFromListing(c.spec, c.stat, c.nodes, "me"), c.name)
 	}

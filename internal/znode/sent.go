@@ -1,0 +1,82 @@
+package znode
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/zkrecipes/recipes/internal/jute"
+)
+
+// Sent tells when a create request is being written to a session's
+// connection. A request queued after that goes out after it on that
+// connection, and ZooKeeper serves one session's requests in order: so a
+// read sent then is answered after the create is applied, in the same
+// round trip (seqnode's createListed).
+type Sent struct {
+	relists atomic.Int64 // see Relists
+	waiters atomic.Int32 // len(waiting): Written reads packets only while someone waits
+	mu      sync.Mutex
+	waiting map[string]chan struct{}
+}
+
+// Wait returns a channel that is closed once a create of path (the path
+// sent: a sequential node's without its sequence) has been written, and
+// the func that stops waiting. Paths are unique to one create at a time.
+func (s *Sent) Wait(path string) (written <-chan struct{}, stop func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	if s.waiting == nil {
+		s.waiting = map[string]chan struct{}{}
+	}
+	s.waiting[path] = ch
+	s.waiters.Add(1)
+	s.mu.Unlock()
+	return ch, func() { s.done(path, ch, false) }
+}
+
+// Written is given every packet the session writes to its connection,
+// just before it is written, by the one goroutine that writes them: a
+// request queued after Written has seen a create goes out after it on that
+// connection, or, if that write fails, on a later one, where a listing may
+// not show the create (createListed checks).
+func (s *Sent) Written(packet []byte) {
+	if s.waiters.Load() == 0 {
+		return
+	}
+	path, ok := jute.CreatePath(packet)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	ch := s.waiting[path]
+	s.mu.Unlock()
+	if ch != nil {
+		s.done(path, ch, true)
+	}
+}
+
+// done stops the wait of ch for path, closing ch if written.
+func (s *Sent) done(path string, ch chan struct{}, written bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting[path] != ch {
+		return
+	}
+	delete(s.waiting, path)
+	s.waiters.Add(-1)
+	if written {
+		close(ch)
+	}
+}
+
+// Relisted counts a create whose listing could not go with it.
+func (s *Sent) Relisted() { s.relists.Add(1) }
+
+// Relists returns how many creates of this session so far had to be
+// listed again after them, rather than in their round trip (Relisted).
+func (s *Sent) Relists() int64 { return s.relists.Load() }
+
+// SentOf returns the Sent of sess's connection, or nil if the recipes do
+// not see what it writes (a session over the caller's *zk.Conn). The root
+// package sets it, so that no exported method carries it.
+var SentOf = func(Session) *Sent { return nil }
