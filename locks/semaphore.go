@@ -177,6 +177,10 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 	gate.OnEnd(cancel)
 	defer func() {
 		cancel(nil)
+		if err == nil {
+			s.leaveGate(ctx, gate)
+			return
+		}
 		release, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
 		defer stop()
 		_ = gate.Release(release)
@@ -225,6 +229,37 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
 	return nodes, ok, nil
+}
+
+// leaveGate deletes the gate node of an acquisition that got its leases
+// (or found them busy) without waiting for ZooKeeper's answer, where the
+// session shows what it writes (znode.SentOf): it returns once the delete
+// is being written, so that every later request of the session, the next
+// acquisition's gate included, goes out after it and is served after it.
+// The lease's release then shares the delete's round trip. Elsewhere it
+// waits for the answer.
+func (s *Semaphore) leaveGate(ctx context.Context, gate *seqnode.Hold) {
+	release := func() {
+		rctx, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
+		defer stop()
+		_ = gate.Release(rctx)
+	}
+	sent := znode.SentOf(s.sess)
+	if sent == nil {
+		release()
+		return
+	}
+	written, stop := sent.Wait(gate.Path())
+	defer stop()
+	released := make(chan struct{})
+	if !s.sess.Go(func() { defer close(released); release() }) {
+		release() // the session has ended: the node has gone with it
+		return
+	}
+	select {
+	case <-written:
+	case <-released:
+	}
 }
 
 // removeEmptyDirs deletes the gate's and the leases' directories under the

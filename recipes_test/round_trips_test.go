@@ -36,7 +36,8 @@ func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 	srv := zktest.StartT(t, zktest.WithSystemProperty("znode.container.checkIntervalMs", "60000"))
 	admin := zktest.Connect(t, srv.Servers())
 	root := zktest.Root(t, admin)
-	dirs := []string{root + "/mutex", root + "/rw", root + "/ma", root + "/mb"}
+	dirs := []string{root + "/mutex", root + "/rw", root + "/ma", root + "/mb",
+		root + "/sm/locks", root + "/sm/leases", root + "/sm", root + "/sem/locks", root + "/sem/leases", root + "/sem"}
 	// This server reaps empty containers a minute later, after the test:
 	// delete them here, before Root looks for leftovers (cleanups run last
 	// in, first out). A node left in them makes the delete fail.
@@ -60,6 +61,10 @@ func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	multi, err := locks.NewMultiMutex(s, []string{root + "/ma", root + "/mb"})
 	require.NoError(t, err)
+	sm, err := locks.NewSemaphoreMutex(s, root+"/sm")
+	require.NoError(t, err)
+	sem, err := locks.NewSemaphore(s, root+"/sem", 3)
+	require.NoError(t, err)
 	cases := []struct {
 		name     string
 		dir      string // where the first listing goes
@@ -78,6 +83,16 @@ func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 		{"RWMutex.Lock", root + "/rw", func() (*locks.Hold, error) { return rw.Lock(ctx) }, 3},
 		// One round trip per member, members in path order.
 		{"MultiLock.Lock", root + "/ma", func() (*locks.Hold, error) { return multi.Lock(ctx) }, 6},
+		// The gate, then the lease, one round trip each; the gate's delete
+		// is not waited for, and shares the release's round trip.
+		{"SemaphoreMutex.Lock", root + "/sm/locks", func() (*locks.Hold, error) { return sm.Lock(ctx) }, 6},
+		{"Semaphore.Acquire", root + "/sem/locks", func() (*locks.Hold, error) {
+			leases, err := sem.Acquire(ctx, 1)
+			if err != nil {
+				return nil, err
+			}
+			return leases[0], nil
+		}, 6},
 	}
 	for _, c := range cases {
 		// The first acquisition creates the recipe's directory, and has

@@ -383,3 +383,22 @@ func TestSemaphoresRaceForAnEmptyPath(t *testing.T) {
 	}
 	assert.Equal(t, 1, won, "errors: %v", errs)
 }
+
+// TestSemaphoreTryAcquireRightAfterAnAcquire: an acquisition does not wait
+// for its gate's delete to be answered, but the session's next request goes
+// out after that delete, so the same session's TryAcquire right after it
+// finds the gate free every time.
+func TestSemaphoreTryAcquireRightAfterAnAcquire(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	sem := newSemaphore(t, connect(t), root+"/sem", 2)
+	for i := range 30 {
+		first, err := sem.Acquire(bg(), 1)
+		require.NoError(t, err)
+		second, ok, err := sem.TryAcquire(bg(), 1)
+		require.NoError(t, err)
+		require.True(t, ok, "TryAcquire %d right after an Acquire found the gate taken", i)
+		require.NoError(t, first[0].Release(bg()))
+		require.NoError(t, second[0].Release(bg()))
+	}
+}

@@ -120,26 +120,27 @@ func Op(op any) (int, error) {
 	return 0, fmt.Errorf("unknown multi operation %T", op)
 }
 
-// The opcodes of the requests that create a node and whose record starts
-// with its path (ZooDefs.OpCode): create, create2, createContainer and
-// createTTL.
+// The opcodes of the requests that create or delete a node, whose record
+// starts with its path (ZooDefs.OpCode): create, delete, create2,
+// createContainer and createTTL.
 const (
 	opCreate          = 1
+	opDelete          = 2
 	opCreate2         = 15
 	opCreateContainer = 19
 	opCreateTTL       = 21
 )
 
-// CreatePath returns the path of the create request in packet, a whole
-// request as go-zookeeper writes it (the 4-byte length first), or false if
-// packet is not a create.
-func CreatePath(packet []byte) (string, bool) {
+// WritePath returns the path of the create or delete request in packet, a
+// whole request as go-zookeeper writes it (the 4-byte length first), or
+// false if packet is neither.
+func WritePath(packet []byte) (string, bool) {
 	const head = lenPrefix + header // length, xid, opcode
 	if len(packet) < head+lenPrefix || int(binary.BigEndian.Uint32(packet))+lenPrefix != len(packet) {
 		return "", false
 	}
 	switch binary.BigEndian.Uint32(packet[lenPrefix+intSize:]) {
-	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+	case opCreate, opDelete, opCreate2, opCreateContainer, opCreateTTL:
 	default:
 		return "", false
 	}

@@ -193,9 +193,9 @@ func TestMultiRefusesWhatItCannotSize(t *testing.T) {
 	}
 }
 
-// TestCreatePathReadsTheWire: CreatePath finds the path in the creates
-// go-zookeeper writes, and nothing in the other requests.
-func TestCreatePathReadsTheWire(t *testing.T) {
+// TestWritePathReadsTheWire: WritePath finds the path in the creates and
+// deletes go-zookeeper writes, and nothing in the other requests.
+func TestWritePathReadsTheWire(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	root := zktest.Root(t, admin)
 	container(t, admin, root)
@@ -206,28 +206,32 @@ func TestCreatePathReadsTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := dir + "/_c_" + strings.Repeat("u", 36) + "-lock-"
-	if _, err := conn.Create(name, []byte("data"), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {
+	node, err := conn.Create(name, []byte("data"), zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := conn.Children(dir); err != nil {
 		t.Fatal(err)
 	}
+	if err := conn.Delete(node, -1); err != nil {
+		t.Fatal(err)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var creates []string
+	var writes []string
 	for _, p := range w.packets {
-		path, ok := jute.CreatePath(p.bytes)
+		path, ok := jute.WritePath(p.bytes)
 		switch {
 		case ok:
-			creates = append(creates, path)
-		case p.op == zktest.OpCreate || p.op == zktest.OpCreateContainer:
-			t.Errorf("CreatePath missed the create %x", p.bytes)
+			writes = append(writes, path)
+		case p.op == zktest.OpCreate || p.op == zktest.OpCreateContainer || p.op == zktest.OpDelete:
+			t.Errorf("WritePath missed %x", p.bytes)
 		}
-		if _, ok := jute.CreatePath(p.bytes[:len(p.bytes)-1]); ok {
-			t.Errorf("CreatePath took a cut packet %x", p.bytes[:len(p.bytes)-1])
+		if _, ok := jute.WritePath(p.bytes[:len(p.bytes)-1]); ok {
+			t.Errorf("WritePath took a cut packet %x", p.bytes[:len(p.bytes)-1])
 		}
 	}
-	if want := []string{dir, name}; !slices.Equal(creates, want) {
-		t.Errorf("creates on the wire = %q, want %q", creates, want)
+	if want := []string{dir, name, node}; !slices.Equal(writes, want) {
+		t.Errorf("creates and deletes on the wire = %q, want %q", writes, want)
 	}
 }

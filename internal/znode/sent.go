@@ -7,11 +7,13 @@ import (
 	"github.com/zkrecipes/recipes/internal/jute"
 )
 
-// Sent tells when a create request is being written to a session's
-// connection. A request queued after that goes out after it on that
-// connection, and ZooKeeper serves one session's requests in order: so a
-// read sent then is answered after the create is applied, in the same
-// round trip (seqnode's createListed).
+// Sent tells when a create or delete request is being written to a
+// session's connection. A request queued after that goes out after it on
+// that connection, and ZooKeeper serves one session's requests in order:
+// so a read sent then is answered after the create is applied, in the same
+// round trip (seqnode's createListed), and a semaphore need not wait for
+// its gate's delete to be answered before the session's next acquisition
+// can rely on it.
 type Sent struct {
 	relists atomic.Int64 // see Relists
 	waiters atomic.Int32 // len(waiting): Written reads packets only while someone waits
@@ -19,9 +21,10 @@ type Sent struct {
 	waiting map[string]chan struct{}
 }
 
-// Wait returns a channel that is closed once a create of path (the path
-// sent: a sequential node's without its sequence) has been written, and
-// the func that stops waiting. Paths are unique to one create at a time.
+// Wait returns a channel that is closed once a create or delete of path
+// (the path sent: a sequential node's create without its sequence) is
+// being written, and the func that stops waiting. One wait per path at a
+// time.
 func (s *Sent) Wait(path string) (written <-chan struct{}, stop func()) {
 	ch := make(chan struct{})
 	s.mu.Lock()
@@ -36,14 +39,14 @@ func (s *Sent) Wait(path string) (written <-chan struct{}, stop func()) {
 
 // Written is given every packet the session writes to its connection,
 // just before it is written, by the one goroutine that writes them: a
-// request queued after Written has seen a create goes out after it on that
+// request queued after Written has seen a write goes out after it on that
 // connection, or, if that write fails, on a later one, where a listing may
 // not show the create (createListed checks).
 func (s *Sent) Written(packet []byte) {
 	if s.waiters.Load() == 0 {
 		return
 	}
-	path, ok := jute.CreatePath(packet)
+	path, ok := jute.WritePath(packet)
 	if !ok {
 		return
 	}

@@ -31,7 +31,7 @@ func TestSentSeesOnlyItsCreate(t *testing.T) {
 	var s Sent
 	written, stop := s.Wait("/a/_c_x-lock-")
 	s.Written(request(1, "/a/_c_y-lock-"))  // another create
-	s.Written(request(12, "/a/_c_x-lock-")) // a listing, not a create
+	s.Written(request(12, "/a/_c_x-lock-")) // a listing, not a write
 	s.Written(request(1, "/a/_c_x-lock-")[:20])
 	if closed(written) {
 		t.Fatal("closed by another request")
@@ -45,6 +45,12 @@ func TestSentSeesOnlyItsCreate(t *testing.T) {
 	if n := s.waiters.Load(); n != 0 {
 		t.Fatalf("%d waiters left", n)
 	}
+	deleted, stop := s.Wait("/a/_c_x-lock-0000000001")
+	s.Written(request(2, "/a/_c_x-lock-0000000001"))
+	if !closed(deleted) {
+		t.Fatal("not closed by its delete")
+	}
+	stop()
 }
 
 func TestSentStopEndsTheWait(t *testing.T) {
