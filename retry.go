@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -34,7 +36,10 @@ const MaxDrops = 3
 // there would outlive everything that could delete it.
 //
 // This is Curator's retry loop without its sleeps: it retries exactly when
-// the connection comes back.
+// the connection comes back. A request whose write to the socket failed
+// counts as one the connection closed under: go-zookeeper returns the
+// socket's error (a broken pipe, say) for it, and Retry treats that as
+// zk.ErrConnectionClosed (an error it returns then matches both).
 //
 // A request ZooKeeper cannot take (one over the server's jute.maxbuffer) is
 // answered by closing the connection, every time it is sent. So once op has
@@ -82,7 +87,7 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 			return err
 		}
 		s.rec.Request(ctx, retried)
-		err = op(s.conn)
+		err = writeFailed(op(s.conn))
 		s.ops.Done()
 		s.endTurn(suspect)
 		if err == nil || !znode.Retryable(err) {
@@ -271,4 +276,22 @@ func (s *Session) unsolo() {
 	defer s.mu.Unlock()
 	s.solo = false
 	s.openGateLocked()
+}
+
+// writeFailed returns err as a connection that closed under the call
+// (zk.ErrConnectionClosed, which wraps err) if it is the socket's own error:
+// go-zookeeper gives a request whose write failed the network's error
+// (broken pipe, connection reset, a write deadline), not
+// ErrConnectionClosed, and closes the connection. The request may or may
+// not have reached the server, as with any connection closed under a call.
+func writeFailed(err error) error {
+	var netErr net.Error
+	if err == nil || znode.Retryable(err) {
+		return err
+	}
+	// net.Error covers syscall.Errno (EPIPE, ECONNRESET) and *net.OpError.
+	if errors.As(err, &netErr) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrShortWrite) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %w", zk.ErrConnectionClosed, err)
+	}
+	return err
 }

@@ -218,6 +218,10 @@ func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid strin
 	written, stop := sent.Wait(createName(spec, uuid))
 	created := make(chan struct{})
 	listed := make(chan *rawListing, 1)
+	// A create that fails does not wait for its listing to get past a
+	// reconnect.
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	go func() {
 		select {
 		case <-written:
@@ -227,7 +231,7 @@ func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid strin
 		}
 		select {
 		case <-written:
-			r := fetchListing(ctx, sess, spec)
+			r := fetchListing(lctx, sess, spec)
 			listed <- &r
 		default: // the turn lists, if the create succeeded
 			listed <- nil
@@ -236,6 +240,9 @@ func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid strin
 	path, err := create(ctx, sess, spec, uuid)
 	stop()
 	close(created)
+	if err != nil {
+		cancel()
+	}
 	first := <-listed
 	if err != nil {
 		return "", nil, err
