@@ -165,7 +165,9 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 
 func (b *DoubleBarrier) enter(ctx context.Context) error {
 	// Watch ready and create our node in one round trip: the two requests
-	// are independent.
+	// are independent. The members are listed in that round trip too,
+	// once our create is being written (znode.AfterWrite), so that the
+	// listing follows it; tryOpen uses it if it shows our node.
 	type watched struct {
 		open bool
 		ev   <-chan zk.Event
@@ -177,6 +179,14 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 		w.open, w.ev, w.err = znode.ExistsW(ctx, b.sess, b.ready)
 		readyc <- w
 	}()
+	type listing struct {
+		names []string
+		err   error
+	}
+	done := znode.AfterWrite(ctx, b.sess, b.node, func(ctx context.Context) listing {
+		names, err := znode.Children(ctx, b.sess, b.at.Dir)
+		return listing{names, err}
+	})
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.at.Data, znode.ACLsFor(b.sess, b.at.Dir))
 		if errors.Is(err, zk.ErrNodeExists) {
@@ -184,6 +194,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 		}
 		return err
 	})
+	members, listed := done(err)
 	ready := <-readyc
 	switch {
 	case err != nil:
@@ -193,7 +204,11 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 	case ready.open:
 		return nil
 	}
-	if open, err := b.tryOpen(ctx); err != nil || open {
+	var first []string
+	if listed && members.err == nil && slices.Contains(members.names, zpath.Base(b.node)) {
+		first = members.names
+	}
+	if open, err := b.tryOpen(ctx, first); err != nil || open {
 		return err
 	}
 	// Not enough members yet: the member that completes the count opens
@@ -233,12 +248,17 @@ func awaitCreated(ctx context.Context, sess *recipes.Session, path string, ev <-
 // tryOpen counts the members and, if there are enough, opens the barrier:
 // it creates the ready node in one transaction with a check that every
 // member it counted is still there, so a member that gave up meanwhile is
-// never counted. It reports whether the barrier is open.
-func (b *DoubleBarrier) tryOpen(ctx context.Context) (bool, error) {
+// never counted. It reports whether the barrier is open. It counts first,
+// if not nil, a listing made after our create, then lists anew.
+func (b *DoubleBarrier) tryOpen(ctx context.Context, first []string) (bool, error) {
 	for {
-		names, err := znode.Children(ctx, b.sess, b.at.Dir)
-		if err != nil {
-			return false, err
+		names := first
+		first = nil
+		var err error
+		if names == nil {
+			if names, err = znode.Children(ctx, b.sess, b.at.Dir); err != nil {
+				return false, err
+			}
 		}
 		if slices.Contains(names, readyNode) {
 			return true, nil

@@ -136,3 +136,43 @@ func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 		require.Equal(t, relists, sent.Relists(), "%s: acquisitions that listed again after their create", c.name)
 	}
 }
+
+// TestDoubleBarrierLastMemberEntersInTwoRoundTrips: a member creates its
+// node, watches ready and lists the members in one round trip (the listing
+// sent once the create is being written), so the last member is in after a
+// second one, the transaction that opens the barrier. Shown with the
+// replies held at the proxy: all three requests go out before any reply.
+func TestDoubleBarrierLastMemberEntersInTwoRoundTrips(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/db"
+	first := newDoubleBarrier(t, connect(t), path, 2)
+	entered := make(chan error, 1)
+	go func() { entered <- first.Enter(bg()) }()
+
+	s, p := connectCounted(t)
+	listings := p.Counter(func(op int32, node string) bool {
+		return (op == zktest.OpGetChildren || op == zktest.OpGetChildren2) && node == path
+	})
+	last := newDoubleBarrier(t, s, path, 2)
+	eventually(t, "the first member to wait", func() bool {
+		n, _, err := last.Arrived(bg())
+		return err == nil && n == 1
+	})
+	before, listed := p.Traffic(), listings()
+	p.StallDown()
+	done := make(chan error, 1)
+	go func() { done <- last.Enter(bg()) }()
+	eventually(t, "the last member's listing sent with its create's reply held", func() bool { return listings() == listed+1 })
+	p.Restore()
+	require.NoError(t, <-done)
+	require.NoError(t, <-entered)
+	got := p.Traffic().Sub(before)
+	t.Logf("last member: %d requests, %d round trips", got.Requests, got.RoundTrips)
+	require.LessOrEqual(t, got.Requests, int64(4+1), "create, watch of ready, listing, the opening transaction (and a keep-alive probe, perhaps)")
+	// Leave waits for every member to leave: both at once.
+	left := make(chan error, 1)
+	go func() { left <- first.Leave(bg()) }()
+	require.NoError(t, last.Leave(bg()))
+	require.NoError(t, <-left)
+}

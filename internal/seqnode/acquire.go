@@ -215,43 +215,19 @@ func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid strin
 		path, err := create(ctx, sess, spec, uuid)
 		return path, nil, err
 	}
-	written, stop := sent.Wait(createName(spec, uuid))
-	created := make(chan struct{})
-	listed := make(chan *rawListing, 1)
-	// A create that fails does not wait for its listing to get past a
-	// reconnect.
-	lctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-written:
-		case <-created:
-			// The create is answered: written, unless it never was
-			// (it failed before, or the connection changed).
-		}
-		select {
-		case <-written:
-			r := fetchListing(lctx, sess, spec)
-			listed <- &r
-		default: // the turn lists, if the create succeeded
-			listed <- nil
-		}
-	}()
+	done := znode.AfterWrite(ctx, sess, createName(spec, uuid), func(ctx context.Context) rawListing {
+		return fetchListing(ctx, sess, spec)
+	})
 	path, err := create(ctx, sess, spec, uuid)
-	stop()
-	close(created)
-	if err != nil {
-		cancel()
-	}
-	first := <-listed
+	first, listed := done(err)
 	if err != nil {
 		return "", nil, err
 	}
-	if first == nil || !first.shows(path) {
+	if !listed || !first.shows(path) {
 		sent.Relisted()
 		return path, nil, nil
 	}
-	return path, first, nil
+	return path, &first, nil
 }
 
 // createName is the path create sends for uuid: a sequential node's

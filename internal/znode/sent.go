@@ -1,6 +1,7 @@
 package znode
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -83,3 +84,55 @@ func (s *Sent) Relists() int64 { return s.relists.Load() }
 // not see what it writes (a session over the caller's *zk.Conn). The root
 // package sets it, so that no exported method carries it.
 var SentOf = func(Session) *Sent { return nil }
+
+// AfterWrite runs read in the round trip of a create or delete of path
+// that the caller is about to send on sess: read starts once that request
+// is being written to the session's connection (Sent), so its own
+// requests go out after it, and ZooKeeper serves them after it. Call the
+// func it returns, always, once the write has returned, with the write's
+// error: it returns read's result, and false if read did not run after the
+// write (the session's writes are not seen, the request was never
+// written) or the write failed. A read that starts before the write was
+// applied (the connection changed in between) may not show it: the caller
+// checks that it does.
+func AfterWrite[T any](ctx context.Context, sess Session, path string, read func(context.Context) T) (done func(writeErr error) (T, bool)) {
+	sent := SentOf(sess)
+	if sent == nil {
+		return func(error) (T, bool) {
+			var zero T
+			return zero, false
+		}
+	}
+	written, stop := sent.Wait(path)
+	returned := make(chan struct{})
+	type result struct {
+		v  T
+		ok bool
+	}
+	out := make(chan result, 1)
+	rctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-written:
+		case <-returned:
+			// The write has returned: it was written, unless it never
+			// was (it failed before, or the connection changed).
+		}
+		select {
+		case <-written:
+			out <- result{read(rctx), true}
+		default:
+			out <- result{}
+		}
+	}()
+	return func(err error) (T, bool) {
+		stop()
+		if err != nil {
+			cancel() // a failed write does not wait for its read to get past a reconnect
+		}
+		close(returned)
+		r := <-out
+		cancel()
+		return r.v, r.ok && err == nil
+	}
+}
