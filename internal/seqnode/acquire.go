@@ -202,32 +202,30 @@ func abandon(sess znode.Session, h *Hold) {
 
 // createListed creates our node as create does and, on a session whose
 // writes it sees (znode.SentOf), lists the directory in the same round
-// trip: the listing is queued once the create has been written, so it goes
-// out after the create on that connection, and ZooKeeper, which serves one
-// session's requests in order, answers it after applying the create. The
-// listing is returned only if it shows our node; it does not when the
-// create took more than one try or had to make its parents first, or the
-// connection changed in between. Then the turn lists again, as it does on
-// a session whose writes it does not see, and Sent.Relists counts it.
+// trip: the listing is queued once the create is being written
+// (znode.AfterWrite), so it goes out after the create on that connection,
+// and ZooKeeper, which serves one session's requests in order, answers it
+// after applying the create. The listing is returned only if it shows our
+// node; it does not when the create took more than one try or had to make
+// its parents first, or the connection changed in between. Then the turn
+// lists again, as it does on a session whose writes it does not see, and
+// Sent.Relists counts it.
 func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, *rawListing, error) {
-	sent := znode.SentOf(sess)
-	if sent == nil {
-		path, err := create(ctx, sess, spec, uuid)
-		return path, nil, err
-	}
 	done := znode.AfterWrite(ctx, sess, createName(spec, uuid), func(ctx context.Context) rawListing {
 		return fetchListing(ctx, sess, spec)
 	})
 	path, err := create(ctx, sess, spec, uuid)
 	first, listed := done(err)
-	if err != nil {
+	switch {
+	case err != nil:
 		return "", nil, err
+	case listed && first.shows(path):
+		return path, &first, nil
 	}
-	if !listed || !first.shows(path) {
+	if sent := znode.SentOf(sess); sent != nil {
 		sent.Relisted()
-		return path, nil, nil
 	}
-	return path, &first, nil
+	return path, nil, nil
 }
 
 // createName is the path create sends for uuid: a sequential node's
