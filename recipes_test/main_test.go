@@ -56,6 +56,18 @@ func newRoot(t *testing.T) (*zk.Conn, string) {
 	return admin, zktest.Root(t, admin)
 }
 
+// newOwnRoot is newRoot on a server of the test's own, started with opts.
+func newOwnRoot(t *testing.T, opts ...zktest.Option) (*zktest.Server, *zk.Conn, string) {
+	t.Helper()
+	srv := zktest.StartT(t, opts...)
+	admin := zktest.Connect(t, srv.Servers())
+	return srv, admin, zktest.Root(t, admin)
+}
+
+// smallBuffer starts a server whose jute.maxbuffer is 8 KiB, so that a
+// test can make requests it drops (by closing the connection) cheaply.
+var smallBuffer = zktest.WithSystemProperty("jute.maxbuffer", "8192")
+
 // connect opens a session to the shared server (steadySessionTimeout unless
 // opts say otherwise), closed when t ends.
 func connect(t *testing.T, opts ...recipes.Option) *recipes.Session {

@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
 )
 
 // TestConcurrentDroppedRequestsKeepTheSession: calls at once whose requests
@@ -33,9 +32,7 @@ import (
 // TestDroppedRequestFailsOnlyItsCall shows another hold surviving drops.
 func TestConcurrentDroppedRequestsKeepTheSession(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
-	admin := zktest.Connect(t, srv.Servers())
-	root := zktest.Root(t, admin)
+	srv, admin, root := newOwnRoot(t, smallBuffer)
 	s := connectTo(t, srv.Servers(), recipes.WithSessionTimeout(4*time.Second))
 	big := newMutex(t, s, root+"/big", recipes.WithData(make([]byte, 16<<10)))
 	ctx, cancel := context.WithTimeout(bg(), 2*waitLong)

@@ -174,9 +174,7 @@ func TestLargestRequestGoesThrough(t *testing.T) {
 	// A server of its own: ZooKeeper keeps recent transactions in memory
 	// (up to commitLogCount, 500), these are a MiB each, and the shared
 	// server's heap (256 MiB) serves every other test of the package.
-	srv := zktest.StartT(t)
-	admin := zktest.Connect(t, srv.Servers())
-	root := zktest.Root(t, admin)
+	srv, admin, root := newOwnRoot(t)
 	var wire largestPacket
 	// Requests of a MiB are slow to send and to log on a loaded machine.
 	s := connectTo(t, srv.Servers(), recipes.WithDialer(wire.dial), recipes.WithSessionTimeout(10*time.Second))
@@ -305,9 +303,7 @@ func TestHoldMultiRefusesOversizedOps(t *testing.T) {
 // and over) carry on, and nothing is left behind.
 func TestDroppedRequestFailsOnlyItsCall(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
-	admin := zktest.Connect(t, srv.Servers())
-	root := zktest.Root(t, admin)
+	srv, admin, root := newOwnRoot(t, smallBuffer)
 	proxy, err := zktest.NewProxy(srv.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
@@ -366,9 +362,7 @@ func TestDroppedRequestFailsOnlyItsCall(t *testing.T) {
 // it again and again; the session carries on and the member's node is gone.
 func TestDroppedOpeningFailsTheEnter(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
-	admin := zktest.Connect(t, srv.Servers())
-	root := zktest.Root(t, admin)
+	srv, admin, root := newOwnRoot(t, smallBuffer)
 	s := connectTo(t, srv.Servers(), recipes.WithSessionTimeout(10*time.Second))
 	// The member's create carries the path once, the opening twice.
 	path := root + "/" + strings.Repeat("b", 2000)
@@ -389,9 +383,7 @@ func TestDroppedOpeningFailsTheEnter(t *testing.T) {
 // gets the lock.
 func TestDroppedMarkedReleaseDeletesPlainly(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartT(t, zktest.WithSystemProperty("jute.maxbuffer", "8192"))
-	admin := zktest.Connect(t, srv.Servers())
-	root := zktest.Root(t, admin)
+	srv, admin, root := newOwnRoot(t, smallBuffer)
 	path := root + "/" + strings.Repeat("p", 3000-len(root))
 	first, err := newMutex(t, connectTo(t, srv.Servers()), path).Lock(bg())
 	require.NoError(t, err)

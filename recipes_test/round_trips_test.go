@@ -33,9 +33,7 @@ const freeOps = 40
 // between acquisitions as it does in production.
 func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartT(t, zktest.WithSystemProperty("znode.container.checkIntervalMs", "60000"))
-	admin := zktest.Connect(t, srv.Servers())
-	root := zktest.Root(t, admin)
+	srv, admin, root := newOwnRoot(t, zktest.WithSystemProperty("znode.container.checkIntervalMs", "60000"))
 	dirs := []string{root + "/mutex", root + "/rw", root + "/ma", root + "/mb",
 		root + "/sm/locks", root + "/sm/leases", root + "/sm", root + "/sem/locks", root + "/sem/leases", root + "/sem"}
 	// This server reaps empty containers a minute later, after the test:

@@ -12,9 +12,9 @@ import (
 // session's connection. A request queued after that goes out after it on
 // that connection, and ZooKeeper serves one session's requests in order:
 // so a read sent then is answered after the create is applied, in the same
-// round trip (seqnode's createListed), and a semaphore need not wait for
-// its gate's delete to be answered before the session's next acquisition
-// can rely on it.
+// round trip (seqnode's createListed), and, while the connection holds, a
+// semaphore's next acquisition on the session finds its gate's delete
+// applied without the last one having waited for the answer.
 type Sent struct {
 	relists atomic.Int64 // see Relists
 	waiters atomic.Int32 // len(waiting): Written reads packets only while someone waits
