@@ -34,21 +34,21 @@ func BenchmarkReadHeavy(b *testing.B) {
 	b.Run("rwmutex", func(b *testing.B) {
 		_, root := newRoot(b)
 		path := root + "/rw"
-		throughput(b, clients, func(sess *recipes.Session) (func() error, error) {
+		throughput(b, clients, func(sess *recipes.Session) (func() (string, error), error) {
 			rw, err := locks.NewRWMutex(sess, path)
 			if err != nil {
 				return nil, err
 			}
-			return func() error {
-				lock := rw.RLock
+			return func() (string, error) {
+				kind, lock := "read", rw.RLock
 				if rand.IntN(100) >= readPercent {
-					lock = rw.Lock
+					kind, lock = "write", rw.Lock
 				}
 				held, err := lock(context.Background())
 				if err != nil {
-					return err
+					return kind, err
 				}
-				return held.Release(context.Background())
+				return kind, held.Release(context.Background())
 			}, nil
 		})
 	})
@@ -66,17 +66,17 @@ func BenchmarkSemaphore(b *testing.B) {
 	b.Run("semaphore", func(b *testing.B) {
 		_, root := newRoot(b)
 		path := root + "/sem"
-		throughput(b, clients, func(sess *recipes.Session) (func() error, error) {
+		throughput(b, clients, func(sess *recipes.Session) (func() (string, error), error) {
 			sem, err := locks.NewSemaphore(sess, path, leases)
 			if err != nil {
 				return nil, err
 			}
-			return func() error {
+			return func() (string, error) {
 				ls, err := sem.Acquire(context.Background(), 1)
 				if err != nil {
-					return err
+					return "lease", err
 				}
-				return ls[0].Release(context.Background())
+				return "lease", ls[0].Release(context.Background())
 			}, nil
 		})
 	})
@@ -109,24 +109,40 @@ func BenchmarkContendedCurator(b *testing.B) {
 
 func secs(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
 
-// throughput connects clients sessions, makes each one's operation with
-// setup, runs them all in a loop for countAfter and then window, and reports the
-// operations per second of the window, with the requests, round trips and
-// watch notifications per operation summed over all sessions.
-func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() error, error)) {
+// throughput connects clients sessions, each through a proxy of its own,
+// makes each one's operation with setup, runs them all in a loop for
+// countAfter and then window, and reports the operations per second of the
+// window, with the requests, round trips and watch notifications per
+// operation summed over all sessions. An operation returns its kind ("" if
+// the benchmark has one): the round trips of each kind's operations are
+// also reported per operation of that kind ("rtts/read"), each operation
+// counting its session's round trips from its start to its end.
+func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() (string, error), error)) {
 	b.Helper()
-	p := newProxy(b) // counts all the clients
-	ops := make([]func() error, 0, clients)
+	type client struct {
+		p  *zktest.Proxy
+		op func() (string, error)
+	}
+	cs := make([]client, 0, clients)
 	for range clients {
+		p := newProxy(b)
 		op, err := setup(connect(b, p))
 		if err != nil {
 			b.Fatal(err)
 		}
-		ops = append(ops, op)
+		cs = append(cs, client{p, op})
+	}
+	traffic := func() zktest.Traffic {
+		var t zktest.Traffic
+		for _, c := range cs {
+			t = t.Add(c.p.Traffic())
+		}
+		return t
 	}
 	var total float64
-	var traffic zktest.Traffic
+	var sum zktest.Traffic
 	var count int64
+	kinds := newKindCounts()
 	for range b.N {
 		var counted atomic.Int64
 		var failure atomic.Pointer[error]
@@ -135,18 +151,22 @@ func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() 
 		var before zktest.Traffic
 		var once sync.Once
 		var wg sync.WaitGroup
-		for _, op := range ops {
+		for _, c := range cs {
 			wg.Go(func() {
 				for now := time.Now(); now.Before(end) && failure.Load() == nil; now = time.Now() {
-					if !now.Before(start) {
-						once.Do(func() { before = p.Traffic() })
+					counting := !now.Before(start)
+					if counting {
+						once.Do(func() { before = traffic() })
 					}
-					if err := op(); err != nil {
+					from := c.p.Traffic().RoundTrips
+					kind, err := c.op()
+					if err != nil {
 						failure.Store(&err)
 						return
 					}
-					if !now.Before(start) {
+					if counting {
 						counted.Add(1)
+						kinds.add(kind, c.p.Traffic().RoundTrips-from)
 					}
 				}
 			})
@@ -155,12 +175,41 @@ func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() 
 		if err := failure.Load(); err != nil {
 			b.Fatal(*err)
 		}
-		traffic = traffic.Add(p.Traffic().Sub(before))
+		sum = sum.Add(traffic().Sub(before))
 		total += float64(counted.Load()) / window.Seconds()
 		count += counted.Load()
 	}
 	b.ReportMetric(total/float64(b.N), "ops/s")
-	reportTraffic(b, int(count), traffic)
+	reportTraffic(b, int(count), sum)
+	kinds.report(b)
+}
+
+// kindCounts sums round trips by kind of operation, for throughput.
+type kindCounts struct {
+	mu   sync.Mutex
+	ops  map[string]int64
+	rtts map[string]int64
+}
+
+func newKindCounts() *kindCounts {
+	return &kindCounts{ops: map[string]int64{}, rtts: map[string]int64{}}
+}
+
+func (k *kindCounts) add(kind string, rtts int64) {
+	if kind == "" {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.ops[kind]++
+	k.rtts[kind] += rtts
+}
+
+// report reports each kind's round trips per operation of that kind.
+func (k *kindCounts) report(b *testing.B) {
+	for kind, n := range k.ops {
+		b.ReportMetric(float64(k.rtts[kind])/float64(n), "rtts/"+kind)
+	}
 }
 
 // curator runs a bench mode of the Java peer through p once per b.N and

@@ -175,10 +175,19 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 	// failure to delete it leaves the delete to the session.
 	gated, cancel := context.WithCancelCause(ctx)
 	gate.OnEnd(cancel)
+	var nodes []*seqnode.Hold
 	defer func() {
 		cancel(nil)
 		if err == nil {
-			s.leaveGate(ctx, gate)
+			// A lease's directory changes whenever another lease is
+			// taken or given back, which would have the lease read its
+			// node then, in a round trip of its own: it reads it now,
+			// in the gate delete's.
+			s.leaveGate(ctx, gate, func() {
+				for _, node := range nodes {
+					node.WatchNode()
+				}
+			})
 			return
 		}
 		release, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
@@ -210,7 +219,6 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 			return nil, false, wrapSemaphore(s.at.Path, err)
 		}
 	}
-	var nodes []*seqnode.Hold
 	g, gctx := errgroup.WithContext(gated)
 	if !first {
 		g.Go(func() error { return s.checkLayout(gctx) })
@@ -237,8 +245,9 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 // is being written, so that every later request of the session, the next
 // acquisition's gate included, goes out after it and is served after it.
 // The lease's release then shares the delete's round trip. Elsewhere it
-// waits for the answer.
-func (s *Semaphore) leaveGate(ctx context.Context, gate *seqnode.Hold) {
+// waits for the answer. Either way it calls beside, whose requests go out
+// with the delete.
+func (s *Semaphore) leaveGate(ctx context.Context, gate *seqnode.Hold, beside func()) {
 	release := func() {
 		rctx, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
 		defer stop()
@@ -246,6 +255,7 @@ func (s *Semaphore) leaveGate(ctx context.Context, gate *seqnode.Hold) {
 	}
 	sent := znode.SentOf(s.sess)
 	if sent == nil {
+		beside()
 		release()
 		return
 	}
@@ -260,6 +270,7 @@ func (s *Semaphore) leaveGate(ctx context.Context, gate *seqnode.Hold) {
 	case <-written:
 	case <-released:
 	}
+	beside()
 }
 
 // removeEmptyDirs deletes the gate's and the leases' directories under the

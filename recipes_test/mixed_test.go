@@ -237,11 +237,11 @@ func TestSemaphoreNoticesARecipeArrivingLater(t *testing.T) {
 	// first check), and any that follows ZooKeeper's reaping of the
 	// path's emptied containers between two acquisitions. Between such
 	// changes, gate (create, list, delete) and lease (create, list,
-	// delete) are all it sends.
+	// the watch of its node, delete) are all it sends.
 	eventually(t, "an acquisition that does not list the path", func() bool {
 		before := proxy.Traffic()
 		require.NoError(t, take())
-		return proxy.Traffic().Sub(before).Requests == 6
+		return proxy.Traffic().Sub(before).Requests == 7
 	})
 
 	foreign, err := admin.Create(path+"/_c_00000000-0000-0000-0000-000000000000-lock-", nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))

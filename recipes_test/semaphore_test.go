@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -401,4 +403,64 @@ func TestSemaphoreTryAcquireRightAfterAnAcquire(t *testing.T) {
 		require.NoError(t, first[0].Release(bg()))
 		require.NoError(t, second[0].Release(bg()))
 	}
+}
+
+// TestSemaphoreGateHandsOffWithAMark: the semaphore's gate is a queue of
+// Mutex nodes, released with a mark as a Mutex's are (seqnode/marks.go). An
+// acquirer third in line at the gate watches, in one round trip, the node
+// ahead, that node's mark and its own node; when the one ahead leaves the
+// gate, having taken its lease, the acquirer goes through without listing
+// the gate again.
+func TestSemaphoreGateHandsOffWithAMark(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sem"
+	gate := path + "/locks"
+	leases, err := newSemaphore(t, connect(t), path, 1).Acquire(bg(), 1)
+	require.NoError(t, err)
+	held := leases[0] // the only lease
+	acquire := func(s *recipes.Session) <-chan lockResult {
+		ch := make(chan lockResult, 1)
+		sem := newSemaphore(t, s, path, 1)
+		go func() {
+			leases, err := sem.Acquire(bg(), 1)
+			r := lockResult{err: err}
+			if err == nil {
+				r.hold = leases[0]
+			}
+			ch <- r
+		}()
+		return ch
+	}
+	sb, sc := connect(t), connect(t)
+	b := acquire(sb) // through the gate, waiting for the lease
+	eventually(t, "B at the gate", func() bool { return len(children(t, admin, gate)) == 1 })
+	c := acquire(sc) // second at the gate
+	eventually(t, "C at the gate", func() bool { return len(children(t, admin, gate)) == 2 })
+	nodes := inQueueOrder(t, admin, gate)
+	eventually(t, "C to watch B's gate node", func() bool { return watchedBy(t, nodes[0], sc.ID()) })
+	sd, pd := connectCounted(t)
+	listings := pd.Counter(func(op int32, p string) bool {
+		return (op == zktest.OpGetChildren || op == zktest.OpGetChildren2) && p == gate
+	})
+	d := acquire(sd) // third
+	eventually(t, "D at the gate", func() bool { return len(children(t, admin, gate)) == 3 })
+	nodes = inQueueOrder(t, admin, gate)
+	eventually(t, "D to watch C's gate node, its mark and its own node", func() bool {
+		return watchedBy(t, nodes[1], sd.ID()) && watchedBy(t, seqnode.MarkOf(nodes[1]), sd.ID()) && watchedBy(t, nodes[2], sd.ID())
+	})
+	require.EqualValues(t, 1, listings(), "D's listings of the gate once queued")
+
+	// Each release hands the lease to the next, which leaves the gate to
+	// the one behind it: B's unmarked (it had the gate at once, with
+	// nobody behind), C's marked.
+	for i, next := range []<-chan lockResult{b, c, d} {
+		require.NoError(t, held.Release(bg()), "release %d", i)
+		r := <-next
+		require.NoError(t, r.err, "acquirer %d", i)
+		held = r.hold
+	}
+	require.NoError(t, held.Release(bg()))
+	assert.EqualValues(t, 1, listings(), "D's listings of the gate")
+	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t, root) })
 }

@@ -122,10 +122,14 @@ func Op(op any) (int, error) {
 
 // The opcodes of the requests that create or delete a node, whose record
 // starts with its path (ZooDefs.OpCode): create, delete, create2,
-// createContainer and createTTL.
+// createContainer and createTTL; and of the ops a multi (opMulti) of
+// zk.Conn.Multi carries besides create and delete: setData and check.
 const (
 	opCreate          = 1
 	opDelete          = 2
+	opSetData         = 5
+	opCheck           = 13
+	opMulti           = 14
 	opCreate2         = 15
 	opCreateContainer = 19
 	opCreateTTL       = 21
@@ -133,20 +137,96 @@ const (
 
 // WritePath returns the path of the create or delete request in packet, a
 // whole request as go-zookeeper writes it (the 4-byte length first), or
-// false if packet is neither.
+// false if packet is neither. For a multi it returns the path of its last
+// op if that is a delete (a marked release: seqnode's deleteMarked).
 func WritePath(packet []byte) (string, bool) {
 	const head = lenPrefix + header // length, xid, opcode
 	if len(packet) < head+lenPrefix || int(binary.BigEndian.Uint32(packet))+lenPrefix != len(packet) {
 		return "", false
 	}
+	r := reader{b: packet[head:]}
 	switch binary.BigEndian.Uint32(packet[lenPrefix+intSize:]) {
 	case opCreate, opDelete, opCreate2, opCreateContainer, opCreateTTL:
-	default:
+		return r.str()
+	case opMulti:
+		return r.lastDelete()
+	}
+	return "", false
+}
+
+// A reader reads a request's record; after a short read every read fails.
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) take(n int) []byte {
+	if r.bad || n < 0 || n > len(r.b) {
+		r.bad = true
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) int() int32 {
+	v := r.take(intSize)
+	if v == nil {
+		return 0
+	}
+	return int32(binary.BigEndian.Uint32(v))
+}
+
+// bytes reads a string or a buffer (-1 is a nil buffer).
+func (r *reader) bytes() []byte {
+	n := r.int()
+	if n == -1 {
+		return nil
+	}
+	return r.take(int(n))
+}
+
+func (r *reader) str() (string, bool) {
+	s := r.bytes()
+	return string(s), !r.bad
+}
+
+// lastDelete reads a multi's ops up to the header that ends them and
+// returns the path of the last op if it is a delete.
+func (r *reader) lastDelete() (string, bool) {
+	var path string
+	last := int32(0)
+	for !r.bad {
+		op := r.int()
+		done := r.take(boolSize)
+		r.int() // err
+		if r.bad || done[0] != 0 {
+			break
+		}
+		p, _ := r.str()
+		switch op {
+		case opCreate:
+			r.bytes() // data
+			// The ACL: its count, then each entry.
+			for n := r.int(); n > 0 && !r.bad; n-- {
+				r.int()   // perms
+				r.bytes() // scheme
+				r.bytes() // id
+			}
+			r.int() // flags
+		case opDelete, opCheck:
+			r.int() // version
+		case opSetData:
+			r.bytes() // data
+			r.int()   // version
+		default:
+			return "", false
+		}
+		path, last = p, op
+	}
+	if r.bad || len(r.b) != 0 || last != opDelete {
 		return "", false
 	}
-	n := int(int32(binary.BigEndian.Uint32(packet[head:])))
-	if n < 0 || head+lenPrefix+n > len(packet) {
-		return "", false
-	}
-	return string(packet[head+lenPrefix : head+lenPrefix+n]), true
+	return path, true
 }

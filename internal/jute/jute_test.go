@@ -194,7 +194,9 @@ func TestMultiRefusesWhatItCannotSize(t *testing.T) {
 }
 
 // TestWritePathReadsTheWire: WritePath finds the path in the creates and
-// deletes go-zookeeper writes, and nothing in the other requests.
+// deletes go-zookeeper writes, and the node's in a multi that ends with its
+// delete (a marked release), and nothing in the other requests or in a
+// multi cut short.
 func TestWritePathReadsTheWire(t *testing.T) {
 	admin := zktest.Connect(t, zktest.ServersT(t))
 	root := zktest.Root(t, admin)
@@ -216,6 +218,27 @@ func TestWritePathReadsTheWire(t *testing.T) {
 	if err := conn.Delete(node, -1); err != nil {
 		t.Fatal(err)
 	}
+	// A marked release (seqnode's deleteMarked): the node's delete is last.
+	second, err := conn.Create(name, nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := second + ".released"
+	if _, err := conn.Multi(
+		&zk.CheckVersionRequest{Path: second, Version: -1},
+		&zk.SetDataRequest{Path: second, Data: []byte("x"), Version: -1},
+		&zk.CreateRequest{Path: mark, Data: []byte("m"), Acl: zk.WorldACL(zk.PermAll)},
+		&zk.DeleteRequest{Path: mark, Version: -1},
+		&zk.DeleteRequest{Path: second, Version: -1}); err != nil {
+		t.Fatal(err)
+	}
+	// A multi whose last op is not a delete has no path to report.
+	if _, err := conn.Multi(
+		&zk.CreateRequest{Path: mark, Acl: zk.WorldACL(zk.PermAll)},
+		&zk.DeleteRequest{Path: mark, Version: -1},
+		&zk.CheckVersionRequest{Path: dir, Version: -1}); err != nil {
+		t.Fatal(err)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var writes []string
@@ -227,11 +250,19 @@ func TestWritePathReadsTheWire(t *testing.T) {
 		case p.op == zktest.OpCreate || p.op == zktest.OpCreateContainer || p.op == zktest.OpDelete:
 			t.Errorf("WritePath missed %x", p.bytes)
 		}
+		for cut := 1; p.op == zktest.OpMulti && cut <= len(p.bytes)-12; cut++ {
+			// A multi cut short, its length set to match.
+			b := slices.Clone(p.bytes[:len(p.bytes)-cut])
+			binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+			if _, ok := jute.WritePath(b); ok {
+				t.Fatalf("WritePath took a multi cut %d bytes short: %x", cut, b)
+			}
+		}
 		if _, ok := jute.WritePath(p.bytes[:len(p.bytes)-1]); ok {
 			t.Errorf("WritePath took a cut packet %x", p.bytes[:len(p.bytes)-1])
 		}
 	}
-	if want := []string{dir, name, node}; !slices.Equal(writes, want) {
+	if want := []string{dir, name, node, name, second}; !slices.Equal(writes, want) {
 		t.Errorf("creates and deletes on the wire = %q, want %q", writes, want)
 	}
 }

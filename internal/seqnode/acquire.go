@@ -28,7 +28,8 @@ type Spec struct {
 	// Mark makes a release tell the next waiter that the node it waits
 	// for held, so that it holds without reading the children again
 	// (marks.go). Only for a lock whose every hold is of the lowest node
-	// of its directory (a mutex), and not with Bare.
+	// of its directory (a mutex). A waiter then watches its own node, as
+	// it must to trust a mark, even with Bare.
 	Mark bool
 
 	// Sequence, if set, is put after the lock name instead of letting
@@ -57,7 +58,8 @@ type Spec struct {
 
 	// Bare makes a hold that only the recipe itself uses (a semaphore's
 	// gate): it has no fencing token and watches nothing but the session,
-	// and its waiter watches only the node ahead of it, not its own.
+	// and, without Mark, its waiter watches only the node ahead of it,
+	// not its own.
 	Bare bool
 
 	// Local makes the goroutines of one session queue for this lock in

@@ -162,6 +162,10 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 		switch {
 		case p.missing:
 			return nil, errRequeue
+		case p.holds && own != nil && spec.Bare:
+			h := newHold(sess, path, 0, nil, false, false)
+			h.marks = spec.ownMark(*marks, path)
+			return h, nil
 		case p.holds && own != nil:
 			h := newHold(sess, path, own.stat.Czxid, own.events, true, revoked)
 			h.marks = spec.ownMark(*marks, path)
@@ -458,7 +462,7 @@ func tokenFromListing(spec Spec, dir *zk.Stat, nodes []Node, name string) int64 
 // the session's telemetry says so (waitsForOwnSession).
 func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker, path string, own **ownWatch, mark *markWatch, revoked *bool) (bool, error) {
 	var ownc chan ownWatch
-	if *own == nil && !spec.Bare {
+	if *own == nil && (!spec.Bare || spec.marks()) {
 		ownc = make(chan ownWatch, 1)
 		go func() { ownc <- watchOwn(ctx, sess, path) }()
 	}

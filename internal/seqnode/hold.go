@@ -146,6 +146,16 @@ func (h *Hold) OnRevoke(f func()) {
 	h.revoked.then(func(struct{}) { f() })
 }
 
+// WatchNode has the hold read its node and watch its data now, as Revoked
+// does, rather than at the first change in the directory: a read sent beside
+// another request of the session shares its round trip, where one sent at
+// that change, alone, would cost one of its own.
+func (h *Hold) WatchNode() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.armLocked()
+}
+
 func (h *Hold) armLocked() {
 	if !h.armed {
 		h.armed = true

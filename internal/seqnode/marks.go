@@ -97,7 +97,7 @@ const markSuffix = ".released"
 func MarkOf(path string) string { return path + markSuffix }
 
 // marks reports whether nodes of this spec are marked when released.
-func (s Spec) marks() bool { return s.Mark && !s.Bare }
+func (s Spec) marks() bool { return s.Mark }
 
 // errMarkRefused reports that ZooKeeper refused a mark (a quota, say): the
 // node is then deleted on its own, without one.

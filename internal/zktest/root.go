@@ -197,6 +197,33 @@ func DeleteTree(conn *zk.Conn, root string) error {
 	return nil
 }
 
+// DeleteEmpty deletes every node under root (root included) that has no
+// children and no ephemeral owner, deepest first, so that a parent left
+// childless goes too: what the server's reaping of containers does, for a
+// server that reaps them too seldom for a test to wait (ZooKeeper's
+// default is once a minute). It cannot tell a container from an empty
+// persistent node, so it deletes those too: a test that checks for
+// leftover persistent nodes must not use it.
+func DeleteEmpty(conn *zk.Conn, root string) error {
+	var paths []string
+	if err := walk(conn, root, func(path string, _ *zk.Stat) { paths = append(paths, path) }); err != nil {
+		return err
+	}
+	for i := len(paths) - 1; i >= 0; i-- { // children after their parents in paths
+		ok, st, err := conn.Exists(paths[i])
+		switch {
+		case err != nil:
+			return fmt.Errorf("exists %s: %w", paths[i], err)
+		case !ok || st.NumChildren > 0 || st.EphemeralOwner != 0:
+			continue
+		}
+		if err := conn.Delete(paths[i], st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
+			return fmt.Errorf("delete %s: %w", paths[i], err)
+		}
+	}
+	return nil
+}
+
 // walk calls fn for root and every descendant, parents before children.
 // Nodes deleted while walking are skipped.
 func walk(conn *zk.Conn, root string, fn func(path string, st *zk.Stat)) error {
