@@ -68,6 +68,9 @@ func (rw *RWMutex) Path() string { return rw.at.Path }
 // zkPath is the lock's path in ZooKeeper, under the session's chroot.
 func (rw *RWMutex) zkPath() string { return rw.at.Dir }
 
+// spec is the engine's description of a read or a write node. A write
+// hold is always the lowest node, so its release is marked as a Mutex's is
+// (unless it downgraded), for a writer queued right behind it.
 func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 	return seqnode.Spec{
 		Dir:      rw.at.Dir,
@@ -75,6 +78,7 @@ func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 		Siblings: []string{readLockName, writeLockName},
 		Data:     rw.at.Data,
 		Holds:    holds,
+		Mark:     prefix == writeLockName,
 		Refuse:   refuseOthers(rw.at.Dir, layout.RWLock),
 	}
 }
@@ -102,8 +106,11 @@ func (rw *RWMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
 	}
 	spec := rw.spec(writeLockName, seqnode.FirstN(1))
 	// A downgrade can put a read node ahead of a queued writer, so a writer
-	// cannot take its old listing's word that it is next.
+	// cannot take its old listing's word that it is next; but only a
+	// writer ahead can downgrade, so one behind readers alone waits for
+	// them all and holds once they are gone.
 	spec.Relist = true
+	spec.WaitAll = readersAhead
 	return acquire(ctx, rw.sess, rw.writeKey, spec, take)
 }
 
@@ -132,12 +139,18 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Hold, bool, error) {
 
 func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
 	spec := rw.spec(readLockName, readHolds(""))
+	spec.WaitAll = writersAhead("")
 	if w := carrying(ctx, rw.writeKey); w != nil && w.Err() == nil && !holds(ctx, rw.readKey) {
 		// Downgrade: our read node takes our write node's sequence, so it
 		// sorts with it, ahead of every writer queued since.
 		name := w.node.Name()
+		// The read node will hold on at the write node's place: the
+		// write hold's release must not tell the writer behind that
+		// nothing is ahead of it any more.
+		w.node.Unmarked()
 		spec.Sequence = seqnode.SequenceOf(name, writeLockName)
 		spec.Holds = readHolds(name)
+		spec.WaitAll = writersAhead(name)
 		spec.Token = w.node.Token()
 		// Only while the write node is there: once it is gone (deleted by
 		// hand, before the write hold noticed), its place in the queue is
@@ -154,9 +167,9 @@ func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
 }
 
 // readHolds is the reader's predicate: no writer queued ahead of it, except
-// our own write node (ownWrite) when downgrading. A waiting reader watches
-// the nearest writer ahead: once that one is gone, no writer ahead of it
-// can still be.
+// our own write node (ownWrite) when downgrading. It names the nearest
+// writer ahead to watch, which a reader does only when more writers are
+// ahead than it watches at once (writersAhead names them all).
 func readHolds(ownWrite string) seqnode.Predicate {
 	return func(nodes []seqnode.Node, ours int) (bool, int) {
 		nearest := -1
@@ -167,6 +180,36 @@ func readHolds(ownWrite string) seqnode.Predicate {
 		}
 		return nearest < 0, nearest
 	}
+}
+
+// writersAhead is the reader's WaitAll: the writers queued ahead of it,
+// but for our own write node (ownWrite) when downgrading. No writer can
+// come ahead of a reader later, so once they are all gone it holds.
+func writersAhead(ownWrite string) func([]seqnode.Node, int) []int {
+	return func(nodes []seqnode.Node, ours int) []int {
+		var ahead []int
+		for i := ours - 1; i >= 0; i-- { // the nearest first: the one most likely to hold on
+			if n := nodes[i]; n.Prefix == writeLockName && n.Name != ownWrite {
+				ahead = append(ahead, i)
+			}
+		}
+		return ahead
+	}
+}
+
+// readersAhead is the writer's WaitAll: every node ahead of it, if all
+// are readers. Only a writer ahead could put a node ahead of ours later
+// (by downgrading), so once they are all gone it holds. With a writer ahead
+// it waits as FirstN says, and reads the children again.
+func readersAhead(nodes []seqnode.Node, ours int) []int {
+	var ahead []int
+	for i := ours - 1; i >= 0; i-- {
+		if nodes[i].Prefix == writeLockName {
+			return nil
+		}
+		ahead = append(ahead, i)
+	}
+	return ahead
 }
 
 // RLocker returns the read half as a Locker.

@@ -148,7 +148,9 @@ func TestRWMutexOneWriterWokenPerRelease(t *testing.T) {
 		})
 		waitQueued(t, admin, path, i+2)
 	}
-	h.settled(path+"/", 2*len(h.sessions)) // each watches the node ahead and its own
+	// Each watches the node ahead and its own, and that node's mark (a
+	// write release is marked, for the writer behind).
+	h.settled(path+"/", 3*len(h.sessions))
 	for i, n := range h.releaseAll(func() error { return held.Release(bg()) }) {
 		require.Zero(t, n, "release %d woke %d other writers", i, n)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -368,4 +370,122 @@ func TestRWMutexBadInputCreatesNothing(t *testing.T) {
 	ok, _, err := admin.Exists(root)
 	require.NoError(t, err)
 	assert.False(t, ok)
+}
+
+// lockInOrder takes lock in the background and sends its hold, or error.
+func lockInOrder(lock func(context.Context) (*locks.Hold, error)) <-chan lockResult {
+	ch := make(chan lockResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg(), waitLong)
+		defer cancel()
+		h, err := lock(ctx)
+		ch <- lockResult{h, err}
+	}()
+	return ch
+}
+
+// countListings counts the listings of path that p's session sends.
+func countListings(p *zktest.Proxy, path string) func() int64 {
+	return p.Counter(func(op int32, at string) bool {
+		return (op == zktest.OpGetChildren || op == zktest.OpGetChildren2) && at == path
+	})
+}
+
+// TestRWMutexWriterWaitsForEveryReaderAtOnce: a writer queued behind
+// readers alone watches each of them, with its own node, in one round
+// trip, and holds once the last has gone, whatever the order they go in,
+// with no listing after its first (only a writer ahead could put a node
+// ahead of it, by downgrading).
+func TestRWMutexWriterWaitsForEveryReaderAtOnce(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	var readers []*locks.Hold
+	for range 3 {
+		h, err := newRWMutex(t, connect(t), path).RLock(bg())
+		require.NoError(t, err)
+		readers = append(readers, h)
+	}
+	sw, pw := connectCounted(t)
+	listings := countListings(pw, path)
+	var in atomic.Bool
+	got := lockAndUnlock(newRWMutex(t, sw, path), &in)
+	waitQueued(t, admin, path, 4)
+	nodes := inQueueOrder(t, admin, path)
+	eventually(t, "the writer to watch every reader and its own node", func() bool {
+		for _, n := range nodes {
+			if !watchedBy(t, n, sw.ID()) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, i := range []int{1, 2, 0} { // not in queue order
+		require.False(t, in.Load(), "the writer got in while a reader held")
+		require.NoError(t, readers[i].Release(bg()))
+	}
+	require.NoError(t, <-got)
+	assert.True(t, in.Load())
+	assert.EqualValues(t, 1, listings(), "the writer's listings")
+}
+
+// TestRWMutexReaderWaitsForEveryWriterAhead: a reader queued behind two
+// writers watches both in one round trip and, once both are gone, holds
+// with no listing after its first.
+func TestRWMutexReaderWaitsForEveryWriterAhead(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	w1, err := newRWMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+	w2 := lockInOrder(newRWMutex(t, connect(t), path).Lock)
+	waitQueued(t, admin, path, 2)
+	sr, pr := connectCounted(t)
+	listings := countListings(pr, path)
+	r := lockInOrder(newRWMutex(t, sr, path).RLock)
+	waitQueued(t, admin, path, 3)
+	nodes := inQueueOrder(t, admin, path)
+	eventually(t, "the reader to watch both writers", func() bool {
+		return watchedBy(t, nodes[0], sr.ID()) && watchedBy(t, nodes[1], sr.ID())
+	})
+
+	require.NoError(t, w1.Release(bg()))
+	second := <-w2
+	require.NoError(t, second.err)
+	select {
+	case got := <-r:
+		t.Fatalf("the reader got in while a writer held (err %v)", got.err)
+	default:
+	}
+	require.NoError(t, second.hold.Release(bg()))
+	got := <-r
+	require.NoError(t, got.err)
+	require.NoError(t, got.hold.Release(bg()))
+	assert.EqualValues(t, 1, listings(), "the reader's listings")
+}
+
+// TestRWMutexWriterHandOffIsMarked: a write hold is the lowest node, so its
+// release is marked as a Mutex's is, and the writer queued right behind it
+// holds with no listing after its first; unless the hold downgraded
+// (TestRWMutexDowngrade): then the release is not marked.
+func TestRWMutexWriterHandOffIsMarked(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/rw"
+	w1, err := newRWMutex(t, connect(t), path).Lock(bg())
+	require.NoError(t, err)
+	sw, pw := connectCounted(t)
+	listings := countListings(pw, path)
+	w2 := lockInOrder(newRWMutex(t, sw, path).Lock)
+	waitQueued(t, admin, path, 2)
+	nodes := inQueueOrder(t, admin, path)
+	eventually(t, "the second writer to watch the first one's mark", func() bool {
+		return watchedBy(t, seqnode.MarkOf(nodes[0]), sw.ID())
+	})
+	require.NoError(t, w1.Release(bg()))
+	got := <-w2
+	require.NoError(t, got.err)
+	require.NoError(t, got.hold.Release(bg()))
+	assert.EqualValues(t, 1, listings(), "the second writer's listings")
+	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t, root) })
 }

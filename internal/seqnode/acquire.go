@@ -49,6 +49,16 @@ type Spec struct {
 	// Only layouts where a node can appear ahead of a queued one need it.
 	Relist bool
 
+	// WaitAll, if set, names the nodes a waiter must see go, all of them,
+	// before it holds (indexes into the listing), or returns nil to wait
+	// as Holds says. The waiter then watches them all in one round trip
+	// and, once they are all gone, holds with no read, Relist or not. It
+	// is for a layout where no node can come ahead of ours once those are
+	// gone: a reader waiting for the writers ahead of it, a writer
+	// waiting for readers only. At most MaxWaitAll nodes: a waiter that
+	// would watch more waits as Holds says.
+	WaitAll func(nodes []Node, ours int) []int
+
 	// Wake, if set, is called by a waiter on the directory (WatchDir)
 	// each time it waits: the channel it returns is closed when something
 	// the predicate reads besides the children has changed (a semaphore's

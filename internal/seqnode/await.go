@@ -173,7 +173,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 		case p.holds:
 			h := dir.hold(sess, spec, path, token)
 			h.marks = *marks
-			if behind {
+			if behind || spec.Relist {
 				h.marks = spec.ownMark(*marks, path)
 			}
 			return h, nil
@@ -199,7 +199,11 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 			continue
 		}
 		target := zpath.Join(spec.Dir, p.watch)
-		if spec.marks() && !p.holdsAfter && countsDisconnects(sess) && (mark == nil || mark.path != MarkOf(target)) {
+		// A mark spares a read where the deletion alone does not say we
+		// hold: others were ahead too, or a node may come ahead of ours
+		// (Relist). Only nodes of our own kind are marked.
+		needMark := !p.holdsAfter || (spec.Relist && !p.all)
+		if spec.marks() && needMark && p.ofOurKind && countsDisconnects(sess) && (mark == nil || mark.path != MarkOf(target)) {
 			mark = &markWatch{path: MarkOf(target)}
 		}
 		if stale {
@@ -213,7 +217,11 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 		if !p.holdsAfter {
 			blocker = ""
 		}
-		gone, err := waitFor(ctx, sess, spec, target, blocker, path, &own, mark, &revoked)
+		var also []string
+		for _, n := range p.also {
+			also = append(also, zpath.Join(spec.Dir, n))
+		}
+		gone, err := waitFor(ctx, sess, spec, target, blocker, path, &own, mark, &revoked, also)
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +239,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 			spec.owe(path, sess.ACL(), marks, mark.path) // never written: ours to write
 		}
 		mark = nil
-		if trusted && ((p.holdsAfter && !spec.Relist) || marked) {
+		if trusted && ((p.holdsAfter && (!spec.Relist || p.all)) || marked) {
 			if err := own.settle(ctx, sess, path, &revoked); err != nil {
 				return nil, err
 			}
@@ -250,14 +258,21 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 }
 
 // A place is what a waiter keeps from a listing: whether we hold, and if not,
-// the one node to watch ("" for the directory) and whether we hold once it is
-// gone.
+// the node to watch ("" for the directory), any others to watch with it
+// (Spec.WaitAll), and whether we hold once they are gone.
 type place struct {
 	holds      bool
-	missing    bool   // our node is not in the listing
-	watch      string // name of the node to watch
-	holdsAfter bool   // the predicate says we hold once watch is gone
+	missing    bool     // our node is not in the listing
+	watch      string   // name of the node to watch
+	also       []string // names of the other nodes to watch, with WaitAll
+	all        bool     // WaitAll named them: we hold once all are gone, with no read
+	ofOurKind  bool     // watch has our lock name: a release of its may be marked
+	holdsAfter bool     // the predicate says we hold once watch (and also) are gone
 }
+
+// MaxWaitAll bounds the nodes a waiter watches at once (Spec.WaitAll), and
+// so what it keeps.
+const MaxWaitAll = 16
 
 // place applies the predicate to a listing, for our node name.
 func (s Spec) place(nodes []Node, name string) place {
@@ -272,13 +287,47 @@ func (s Spec) place(nodes []Node, name string) place {
 	case w == WatchDir:
 		return place{}
 	}
-	p := place{watch: nodes[w].Name}
-	rest := slices.Delete(slices.Clone(nodes), w, w+1)
-	if ours > w {
-		ours--
+	if p, ok := s.placeAll(nodes, ours); ok {
+		return p
 	}
-	p.holdsAfter, _ = s.Holds(rest, ours)
+	p := place{watch: nodes[w].Name, ofOurKind: nodes[w].Prefix == s.Prefix}
+	p.holdsAfter = s.holdsWithout(nodes, ours, w)
 	return p
+}
+
+// placeAll is the place WaitAll gives, if it names nodes and we hold once
+// they are gone (which it promises, and which is checked).
+func (s Spec) placeAll(nodes []Node, ours int) (place, bool) {
+	if s.WaitAll == nil {
+		return place{}, false
+	}
+	all := s.WaitAll(nodes, ours)
+	if len(all) == 0 || len(all) > MaxWaitAll || slices.Contains(all, ours) || !s.holdsWithout(nodes, ours, all...) {
+		return place{}, false
+	}
+	p := place{watch: nodes[all[0]].Name, all: true, holdsAfter: true}
+	for _, i := range all[1:] {
+		p.also = append(p.also, nodes[i].Name)
+	}
+	return p, true
+}
+
+// holdsWithout reports whether the predicate says our node, at index ours
+// in nodes, holds once the nodes at the indexes gone are removed.
+func (s Spec) holdsWithout(nodes []Node, ours int, gone ...int) bool {
+	rest := make([]Node, 0, len(nodes))
+	at := -1
+	for i, n := range nodes {
+		switch {
+		case i == ours:
+			at = len(rest)
+		case slices.Contains(gone, i):
+			continue
+		}
+		rest = append(rest, n)
+	}
+	holds, _ := s.Holds(rest, at)
+	return holds
 }
 
 // waitDir waits for the directory's watch to fire, or for spec's Wake.
@@ -317,7 +366,7 @@ func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string, f
 		return nil, errBusy
 	}
 	h := dir.hold(sess, spec, path, 0)
-	if followed(dir.nodes, zpath.Base(path)) {
+	if followed(dir.nodes, zpath.Base(path)) || spec.Relist {
 		h.marks = spec.ownMark(nil, path)
 	}
 	return h, nil
@@ -458,11 +507,20 @@ func tokenFromListing(spec Spec, dir *zk.Stat, nodes []Node, name string) int64 
 // changes (false). The first time it also starts watching our own node, in
 // the same round trip, and keeps that watch in *own.
 //
+// It watches the nodes also in that round trip too, and once target is
+// gone, waits until they are all gone as well (Spec.WaitAll); a change of
+// their data only has them watched again.
+//
 // If target is blocker, the node we hold after, and it is our session's,
-// the session's telemetry says so (waitsForOwnSession).
-func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker, path string, own **ownWatch, mark *markWatch, revoked *bool) (bool, error) {
+// the session's telemetry says so (waitsForOwnSession); so for the nodes
+// also, which are blockers too.
+func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker, path string, own **ownWatch, mark *markWatch, revoked *bool, also []string) (bool, error) {
+	blocks := target == blocker
 	var ownc chan ownWatch
-	if *own == nil && (!spec.Bare || spec.marks()) {
+	// A bare waiter (a semaphore's gate) watches its own node only to
+	// trust marks, which a session that cannot count its lost connections
+	// never does.
+	if *own == nil && (!spec.Bare || (spec.marks() && countsDisconnects(sess))) {
 		ownc = make(chan ownWatch, 1)
 		go func() { ownc <- watchOwn(ctx, sess, path) }()
 	}
@@ -474,12 +532,29 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker
 			markc <- ev // nil if the watch was not set: no fast hand-off
 		}()
 	}
-	_, st, ev, err := znode.GetW(ctx, sess, target)
-	if err == nil && st.EphemeralOwner == sess.ID() && !spec.Bare && target == blocker {
-		waitsForOwnSession(ctx, sess, spec, target)
+	type watched struct {
+		events <-chan zk.Event
+		err    error
 	}
+	alsoc := make([]chan watched, len(also))
+	for i, t := range also {
+		alsoc[i] = make(chan watched, 1)
+		go func() {
+			ev, err := watchNode(ctx, sess, spec, t, blocks)
+			alsoc[i] <- watched{ev, err}
+		}()
+	}
+	ev, err := watchNode(ctx, sess, spec, target, blocks)
 	if markc != nil {
 		mark.events = <-markc
+	}
+	alsoEvents := make([]<-chan zk.Event, len(also))
+	for i, c := range alsoc {
+		w := <-c
+		alsoEvents[i] = w.events
+		if err == nil {
+			err = w.err
+		}
 	}
 	if ownc != nil {
 		o := <-ownc
@@ -489,13 +564,47 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker
 		*own = &o
 		*revoked = *revoked || bytes.Equal(o.data, RevokeData)
 	}
+	if err != nil {
+		return false, err
+	}
+	if ev != nil { // else gone before we could watch it
+		if gone, err := waitGone(ctx, sess, path, ev, *own, revoked); err != nil || !gone {
+			return false, err
+		}
+	}
+	for i, t := range also {
+		for ev := alsoEvents[i]; ev != nil; {
+			gone, err := waitGone(ctx, sess, path, ev, *own, revoked)
+			switch {
+			case err != nil:
+				return false, err
+			case gone:
+				ev = nil
+			default:
+				if ev, err = watchNode(ctx, sess, spec, t, blocks); err != nil {
+					return false, err
+				}
+			}
+		}
+	}
+	return true, nil
+}
+
+// watchNode watches the node at target, a node we wait for, and returns its
+// watch's events, or nil if it is gone. If it blocks us (we hold once it
+// is gone) and is our session's, the session's telemetry says so.
+func watchNode(ctx context.Context, sess znode.Session, spec Spec, target string, blocks bool) (<-chan zk.Event, error) {
+	_, st, ev, err := znode.GetW(ctx, sess, target)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return true, nil // gone before we could watch it
+		return nil, nil
 	case err != nil:
-		return false, fmt.Errorf("watch %s: %w", target, err)
+		return nil, fmt.Errorf("watch %s: %w", target, err)
 	}
-	return waitGone(ctx, sess, path, ev, *own, revoked)
+	if st.EphemeralOwner == sess.ID() && !spec.Bare && blocks {
+		waitsForOwnSession(ctx, sess, spec, target)
+	}
+	return ev, nil
 }
 
 // waitsForOwnSession says, through the session's telemetry, that a waiter

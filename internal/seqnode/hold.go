@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -38,9 +39,8 @@ type Hold struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // joins the watcher and its reads
 
-	marks []string // the marks the release's delete writes (marks.go)
-
 	mu        sync.Mutex // guards the fields below
+	marks     []string   // the marks the release's delete writes (marks.go)
 	token     int64      // 0 until known
 	armed     bool       // arm has been signalled
 	releasing bool       // Release has begun: its delete has the last word
@@ -154,6 +154,16 @@ func (h *Hold) WatchNode() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.armLocked()
+}
+
+// Unmarked has the release write no mark of our node: a read/write
+// lock's downgrade leaves a read node holding at our node's place in the
+// queue, so a writer behind must not take our release for the end of the
+// holds ahead of it. Marks owed for nodes ahead are still written.
+func (h *Hold) Unmarked() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.marks = slices.DeleteFunc(slices.Clone(h.marks), func(m string) bool { return m == MarkOf(h.path) })
 }
 
 func (h *Hold) armLocked() {
@@ -346,7 +356,10 @@ func (h *Hold) Release(ctx context.Context) error {
 // try's "no node" proves that; after a retry it may be our own delete,
 // applied before its reply was lost.
 func (h *Hold) delete(ctx context.Context) error {
-	first, gone, marks := true, false, h.marks
+	h.mu.Lock()
+	marks := h.marks
+	h.mu.Unlock()
+	first, gone := true, false
 	del := func(conn *zk.Conn) error {
 		var err error
 		if len(marks) > 0 {

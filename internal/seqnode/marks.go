@@ -188,7 +188,8 @@ func (s Spec) ownMark(owed []string, path string) []string {
 // followed reports whether a listing that shows our node holding shows a
 // node after it. If not, the hold needs no mark of its own: a waiter that
 // lists later finds our node first, so it is second in line, or waits for
-// another node, and never watches our mark.
+// another node, and never watches our mark; unless the spec has Relist,
+// whose waiter second in line needs the mark all the same.
 func followed(nodes []Node, name string) bool {
 	i := Index(nodes, name)
 	return i >= 0 && i < len(nodes)-1

@@ -1,6 +1,7 @@
 package seqnode
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -18,6 +19,34 @@ func TestPlace(t *testing.T) {
 	mutex := Spec{Prefix: "lock-", Holds: FirstN(1)}
 	two := Spec{Prefix: "lock-", Holds: FirstN(2)}
 	lease := Spec{Prefix: "lease-", Holds: AtMost(2)}
+	rwWriter := Spec{Prefix: "__WRIT__", Holds: FirstN(1)}
+	kinds := func(n ...string) []Node {
+		out := names(n...)
+		for i := range out {
+			out[i].Prefix = "__WRIT__"
+			if out[i].Name != "me" {
+				out[i].Prefix = "__READ__"
+			}
+		}
+		return out
+	}
+	// Waits for everything ahead, all at once, when more than one is.
+	all := mutex
+	all.WaitAll = func(nodes []Node, ours int) []int {
+		if ours < 2 {
+			return nil
+		}
+		var ahead []int
+		for i := ours - 1; i >= 0; i-- {
+			ahead = append(ahead, i)
+		}
+		return ahead
+	}
+	var many []string
+	for i := range MaxWaitAll + 1 {
+		many = append(many, fmt.Sprint("n", i))
+	}
+	many = append(many, "me")
 	for _, c := range []struct {
 		name  string
 		spec  Spec
@@ -25,12 +54,16 @@ func TestPlace(t *testing.T) {
 		want  place
 	}{
 		{"mutex, first", mutex, names("me", "b"), place{holds: true}},
-		{"mutex, second: holds once the holder goes", mutex, names("a", "me", "c"), place{watch: "a", holdsAfter: true}},
-		{"mutex, third: another is ahead", mutex, names("a", "b", "me"), place{watch: "b"}},
+		{"mutex, second: holds once the holder goes", mutex, names("a", "me", "c"), place{watch: "a", ofOurKind: true, holdsAfter: true}},
+		{"mutex, third: another is ahead", mutex, names("a", "b", "me"), place{watch: "b", ofOurKind: true}},
 		{"gone from the listing", mutex, names("a", "b"), place{missing: true}},
 		{"first two hold", two, names("a", "me"), place{holds: true}},
-		{"third of FirstN(2)", two, names("a", "b", "me"), place{watch: "a", holdsAfter: true}},
-		{"fourth of FirstN(2)", two, names("a", "b", "c", "me"), place{watch: "b"}},
+		{"third of FirstN(2)", two, names("a", "b", "me"), place{watch: "a", ofOurKind: true, holdsAfter: true}},
+		{"fourth of FirstN(2)", two, names("a", "b", "c", "me"), place{watch: "b", ofOurKind: true}},
+		{"a node of another kind is not marked", rwWriter, kinds("r", "me"), place{watch: "r", holdsAfter: true}},
+		{"wait for all: every node named", all, names("a", "b", "c", "me"), place{watch: "c", also: []string{"b", "a"}, all: true, holdsAfter: true}},
+		{"wait for all: too many to watch", all, names(many...), place{watch: many[len(many)-2], ofOurKind: true}},
+		{"wait for all: not named, as Holds says", all, names("a", "me"), place{watch: "a", ofOurKind: true, holdsAfter: true}},
 		{"lease over the maximum watches the directory", lease, names("a", "b", "me"), place{}},
 	} {
 		assert.Equal(t, c.want, c.spec.place(c.nodes, "me"), c.name)
