@@ -42,7 +42,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSort$$' -fuzztime $(FUZZTIME) ./internal/seqnode/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/seqnode/
 
-## bench: performance against the baselines measured in the same run, then the contended ones with BENCHDELAY each way
+## bench: performance against the baselines measured in the same run, then all but the queue with BENCHDELAY each way
 # ZKBENCH_MAX_WAITERS and ZKBENCH_MAX_MIB bound BenchmarkQueue (see bench/README.md).
 # Each of the BENCHCOUNT runs is a whole pass, in turn, not -count: a slow
 # spell of the machine then hits every benchmark of a pass alike, not all the
@@ -51,7 +51,8 @@ bench: deps
 	{ for i in $$(seq $(BENCHCOUNT)); do \
 		ZKBENCH_PASS=$$i $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 3h ./bench/; done; \
 	for i in $$(seq $(BENCHCOUNT)); do \
-		ZKBENCH_PASS=$$i ZKBENCH_DELAY=$(BENCHDELAY) $(GO) test -run '^$$' -bench '^BenchmarkContended' -benchmem \
+		ZKBENCH_PASS=$$i ZKBENCH_DELAY=$(BENCHDELAY) $(GO) test -run '^$$' \
+			-bench '^Benchmark(Uncontended|Contended|ReadHeavy|Semaphore|DoubleBarrier)' -benchmem \
 			-count 1 -timeout 1h ./bench/; done; } | tee bench.txt
 	$(GO) run ./bench/ratio < bench.txt
 

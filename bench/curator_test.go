@@ -13,6 +13,8 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/curatortest"
+	"github.com/zkrecipes/recipes/internal/layout"
+	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
 )
@@ -34,21 +36,31 @@ func BenchmarkReadHeavy(b *testing.B) {
 	b.Run("rwmutex", func(b *testing.B) {
 		_, root := newRoot(b)
 		path := root + "/rw"
-		throughput(b, clients, func(sess *recipes.Session) (func() (string, error), error) {
+		throughput(b, clients, func(sess *recipes.Session, p *zktest.Proxy) (func() (kind, error), error) {
 			rw, err := locks.NewRWMutex(sess, path)
 			if err != nil {
 				return nil, err
 			}
-			return func() (string, error) {
-				kind, lock := "read", rw.RLock
-				if rand.IntN(100) >= readPercent {
-					kind, lock = "write", rw.Lock
+			// A reader that finds a writer ahead of it must watch it
+			// (a read of the writer's node, with a watch): the round
+			// trip after its listing that a read pays when it queues.
+			writerWatches := p.Counter(func(op int32, node string) bool {
+				return (op == zktest.OpGetData || op == zktest.OpExists) && strings.Contains(node, layout.WriteLockName) &&
+					!strings.HasSuffix(node, seqnode.MarkOf(""))
+			})
+			return func() (kind, error) {
+				k, lock := kind{name: "read"}, rw.RLock
+				write := rand.IntN(100) >= readPercent
+				if write {
+					k, lock = kind{name: "write"}, rw.Lock
 				}
+				before := writerWatches()
 				held, err := lock(context.Background())
 				if err != nil {
-					return kind, err
+					return k, err
 				}
-				return kind, held.Release(context.Background())
+				k.queued = !write && writerWatches() > before
+				return k, held.Release(context.Background())
 			}, nil
 		})
 	})
@@ -66,17 +78,18 @@ func BenchmarkSemaphore(b *testing.B) {
 	b.Run("semaphore", func(b *testing.B) {
 		_, root := newRoot(b)
 		path := root + "/sem"
-		throughput(b, clients, func(sess *recipes.Session) (func() (string, error), error) {
+		throughput(b, clients, func(sess *recipes.Session, _ *zktest.Proxy) (func() (kind, error), error) {
 			sem, err := locks.NewSemaphore(sess, path, leases)
 			if err != nil {
 				return nil, err
 			}
-			return func() (string, error) {
+			lease := kind{name: "lease"}
+			return func() (kind, error) {
 				ls, err := sem.Acquire(context.Background(), 1)
 				if err != nil {
-					return "lease", err
+					return lease, err
 				}
-				return "lease", ls[0].Release(context.Background())
+				return lease, ls[0].Release(context.Background())
 			}, nil
 		})
 	})
@@ -89,9 +102,17 @@ func BenchmarkSemaphore(b *testing.B) {
 // BenchmarkContendedCurator is BenchmarkContended's 8 contenders with
 // Curator's InterProcessMutex, for a third baseline. It reports handoffs/s
 // over the peer's counted window and, per acquisition, the requests, round
-// trips and watch notifications over its whole run (warm-up included), for
-// which it counts an acquisition per lock node created.
+// trips and watch notifications over its whole run (curatorMutex).
 func BenchmarkContendedCurator(b *testing.B) {
+	b.ReportMetric(curatorMutex(b, contenders), "handoffs/s")
+}
+
+// curatorMutex runs the Java peer's bench-mutex with clients clients and
+// returns its acquisitions per second; it reports, per acquisition over its
+// whole run (warm-up included), its requests, round trips and watch
+// notifications, counting an acquisition per lock node created.
+func curatorMutex(b *testing.B, clients int) float64 {
+	b.Helper()
 	admin, root := newRoot(b)
 	path := root + "/mutex"
 	// Persistent and made beforehand, so that every lock node is created at
@@ -103,30 +124,38 @@ func BenchmarkContendedCurator(b *testing.B) {
 		return (op == zktest.OpCreate || op == zktest.OpCreate2) && strings.HasPrefix(node, path+"/")
 	})
 	before := p.Traffic()
-	curator(b, p, "bench-mutex", path, strconv.Itoa(contenders), secs(window))
+	rate := curatorRate(b, p, "bench-mutex", path, strconv.Itoa(clients), secs(window))
 	reportTraffic(b, int(acquisitions()), p.Traffic().Sub(before))
+	return rate
 }
 
 func secs(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
+
+// A kind of operation of a throughput benchmark ("read", "write",
+// "lease"), and whether this one queued (only reads say).
+type kind struct {
+	name   string
+	queued bool
+}
 
 // throughput connects clients sessions, each through a proxy of its own,
 // makes each one's operation with setup, runs them all in a loop for
 // countAfter and then window, and reports the operations per second of the
 // window, with the requests, round trips and watch notifications per
-// operation summed over all sessions. An operation returns its kind ("" if
-// the benchmark has one): the round trips of each kind's operations are
-// also reported per operation of that kind ("rtts/read"), each operation
-// counting its session's round trips from its start to its end.
-func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() (string, error), error)) {
+// operation summed over all sessions. The round trips are also reported
+// per operation of each kind (rtts/read), each operation counting its
+// session's round trips from its start to its end, and, for a kind whose
+// operations say whether they queued, the share that did (queued/read).
+func throughput(b *testing.B, clients int, setup func(*recipes.Session, *zktest.Proxy) (func() (kind, error), error)) {
 	b.Helper()
 	type client struct {
 		p  *zktest.Proxy
-		op func() (string, error)
+		op func() (kind, error)
 	}
 	cs := make([]client, 0, clients)
 	for range clients {
 		p := newProxy(b)
-		op, err := setup(connect(b, p))
+		op, err := setup(connect(b, p), p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -159,14 +188,14 @@ func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() 
 						once.Do(func() { before = traffic() })
 					}
 					from := c.p.Traffic().RoundTrips
-					kind, err := c.op()
+					k, err := c.op()
 					if err != nil {
 						failure.Store(&err)
 						return
 					}
 					if counting {
 						counted.Add(1)
-						kinds.add(kind, c.p.Traffic().RoundTrips-from)
+						kinds.add(k, c.p.Traffic().RoundTrips-from)
 					}
 				}
 			})
@@ -184,31 +213,39 @@ func throughput(b *testing.B, clients int, setup func(*recipes.Session) (func() 
 	kinds.report(b)
 }
 
-// kindCounts sums round trips by kind of operation, for throughput.
+// kindCounts sums operations, the queued ones and round trips by kind of
+// operation, for throughput.
 type kindCounts struct {
-	mu   sync.Mutex
-	ops  map[string]int64
-	rtts map[string]int64
+	mu     sync.Mutex
+	ops    map[string]int64
+	queued map[string]int64
+	rtts   map[string]int64
 }
 
 func newKindCounts() *kindCounts {
-	return &kindCounts{ops: map[string]int64{}, rtts: map[string]int64{}}
+	return &kindCounts{ops: map[string]int64{}, queued: map[string]int64{}, rtts: map[string]int64{}}
 }
 
-func (k *kindCounts) add(kind string, rtts int64) {
-	if kind == "" {
-		return
-	}
+func (k *kindCounts) add(op kind, rtts int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.ops[kind]++
-	k.rtts[kind] += rtts
+	k.ops[op.name]++
+	k.rtts[op.name] += rtts
+	if op.queued {
+		k.queued[op.name]++
+	}
 }
 
-// report reports each kind's round trips per operation of that kind.
+// report reports each kind's round trips per operation of that kind and,
+// for reads, the share that queued.
 func (k *kindCounts) report(b *testing.B) {
-	for kind, n := range k.ops {
-		b.ReportMetric(float64(k.rtts[kind])/float64(n), "rtts/"+kind)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for name, n := range k.ops {
+		b.ReportMetric(float64(k.rtts[name])/float64(n), "rtts/"+name)
+		if name == "read" {
+			b.ReportMetric(float64(k.queued[name])/float64(n), "queued/"+name)
+		}
 	}
 }
 
@@ -216,6 +253,13 @@ func (k *kindCounts) report(b *testing.B) {
 // reports its operations per second. The peer goes through a proxy, as our
 // clients do, so that both pay the same hop (and the same delay).
 func curator(b *testing.B, p *zktest.Proxy, mode, path string, args ...string) {
+	b.Helper()
+	b.ReportMetric(curatorRate(b, p, mode, path, args...), "ops/s")
+}
+
+// curatorRate runs a bench mode of the Java peer through p once per b.N and
+// returns its mean operations per second.
+func curatorRate(b *testing.B, p *zktest.Proxy, mode, path string, args ...string) float64 {
 	b.Helper()
 	peer := curatortest.EnsureT(b)
 	servers := p.Addr()
@@ -234,9 +278,5 @@ func curator(b *testing.B, p *zktest.Proxy, mode, path string, args ...string) {
 		}
 		total += float64(ops) / seconds
 	}
-	unit := "ops/s"
-	if mode == "bench-mutex" {
-		unit = "handoffs/s"
-	}
-	b.ReportMetric(total/float64(b.N), unit)
+	return total / float64(b.N)
 }

@@ -23,8 +23,10 @@ import (
 // Names of the benchmarks compared, without the -GOMAXPROCS suffix.
 const (
 	floorName      = "BenchmarkUncontended/floor"
+	pipelinedName  = "BenchmarkUncontended/pipelined"
 	mutexName      = "BenchmarkUncontended/mutex"
 	zkLockName     = "BenchmarkUncontended/zk.Lock"
+	uncCurator     = "BenchmarkUncontended/curator"
 	contMutexName  = "BenchmarkContended/mutex"
 	contZKLockName = "BenchmarkContended/zk.Lock"
 	contFloorName  = "BenchmarkContended/floor"
@@ -46,22 +48,33 @@ const (
 // queueSizes are the waiters=N benchmarks held to the memory target.
 var queueSizes = []string{queueSmall, queuePrefix + "1000", queueLarge}
 
-// Targets from bench/README.md.
+// Targets from bench/README.md. Where a target differs between loopback and
+// a delay (ZKBENCH_DELAY), the delay's is given apart.
 const (
-	maxUncontendedRatio = 1.05 // mutex ns/op ÷ floor ns/op, at most
-	minContendedRatio   = 1.3  // mutex handoffs/s ÷ zk.Lock handoffs/s, at least
-	minContCuratorRatio = 2.0  // mutex handoffs/s ÷ Curator handoffs/s, at least
-	minCuratorRatio     = 1.5  // read-heavy and semaphore ops/s ÷ Curator's, at least
-	maxBarrierRatio     = 1.0  // double barrier last-in time ÷ Curator's, at most
-	maxBarrierRTTs      = 3    // round trips of the double barrier's last member to get in, at most
-	maxSemaphoreReqs    = 7    // requests per lease of the semaphore benchmark, at most
-	maxWaiterBytes      = 8192 // B/waiter at each size, at most
-	minDrainRatio       = 0.8  // drain at 10,000 waiters ÷ at 100; 200 sessions ÷ 8 contenders, at least
+	maxUncontendedRTTs    = 2.05 // uncontended mutex round trips per lock and release, at most
+	minUncontendedZKLock  = 1.0  // zk.Lock ns/op ÷ mutex ns/op on loopback, at least
+	minUncontendedDelayed = 1.35 // zk.Lock's and Curator's ns/op ÷ mutex's with a delay, at least
+	minContendedOwned     = 0.95 // mutex handoffs/s ÷ owned's on loopback, at least
+	minContendedDelayed   = 1.3  // mutex handoffs/s ÷ zk.Lock's with a delay, at least
+	minContCuratorRatio   = 2.0  // mutex handoffs/s ÷ Curator's, at least
+	minCuratorRatio       = 1.5  // read-heavy ops/s ÷ Curator's, and the semaphore's on loopback, at least
+	minSemaphoreDelayed   = 2.0  // semaphore ops/s ÷ Curator's with a delay, at least
+	maxReadRTTs           = 2.1  // read-heavy round trips per read, at most
+	maxSemaphoreRTTs      = 4    // semaphore round trips per lease, at most
+	maxBarrierRatio       = 0.7  // double barrier last-in time ÷ Curator's, at most
+	maxBarrierRTTs        = 2    // round trips of the double barrier's last member to get in, at most
+	maxWaiterBytes        = 8192 // B/waiter at each size, at most
+	minDrainRatio         = 0.8  // drain at 10,000 waiters ÷ at 100; 200 sessions ÷ 8 contenders, at least
+	freeReadRTTs          = 2    // a read that finds no writer ahead: create and listing, then delete
+	queuedReadRTTs        = 3    // one that does: and, after the listing, the watch of the writer
 )
 
 // units are the table's columns, in order; a section shows those it has.
-var units = []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "rtts/op", "watches/op",
-	"last-in-ms", "last-reqs", "last-rtts", "B/waiter", "queue-ms"}
+var units = []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "rtts/op", "rtts/read", "queued/read",
+	"rtts/write", "rtts/lease", "watches/op", "last-in-ms", "last-reqs", "last-rtts", "B/waiter", "queue-ms"}
+
+// rttUnits are the units that count round trips per operation.
+var rttUnits = []string{"rtts/op", "rtts/read", "rtts/write", "rtts/lease", "last-rtts"}
 
 var procSuffix = regexp.MustCompile(`-\d+$`)
 
@@ -197,7 +210,7 @@ func format(v float64) string {
 // its target.
 func printRatio(w io.Writer, label string, v float64, ok bool, check string, pass bool) {
 	if !ok {
-		fmt.Fprintf(w, "%-48s %9s\n", label, "n/a")
+		fmt.Fprintf(w, "%-60s %9s\n", label, "n/a")
 		return
 	}
 	verdict := ""
@@ -211,90 +224,128 @@ func printRatio(w io.Writer, label string, v float64, ok bool, check string, pas
 	fmt.Fprintf(w, "%-60s %9s%s\n", label, format(v), verdict)
 }
 
+// delayed reports whether r was measured with a delay (ZKBENCH_DELAY).
+func (r *results) delayed() bool { return r.delay != "0s" }
+
+// check prints a ratio of a and b in unit against a target: at least min
+// (atLeast) or at most it.
+func (r *results) check(w io.Writer, label, a, b, unit string, atLeast bool, target float64) {
+	if !r.has(a, b) {
+		return
+	}
+	v, ok := r.ratio(a, b, unit)
+	r.verdict(w, label, v, ok, atLeast, target)
+}
+
+// checkMean prints the mean of name in unit against a target.
+func (r *results) checkMean(w io.Writer, label, name, unit string, atLeast bool, target float64) {
+	if !r.has(name) {
+		return
+	}
+	v, ok := r.mean(name, unit)
+	r.verdict(w, label, v, ok, atLeast, target)
+}
+
+func (r *results) verdict(w io.Writer, label string, v float64, ok, atLeast bool, target float64) {
+	if atLeast {
+		printRatio(w, label, v, ok, fmt.Sprintf(">= %.2f", target), v >= target)
+	} else {
+		printRatio(w, label, v, ok, fmt.Sprintf("<= %.2f", target), v <= target)
+	}
+}
+
+// note prints a ratio of a and b in unit with no target.
+func (r *results) note(w io.Writer, label, a, b, unit string) {
+	if r.has(a, b) {
+		v, ok := r.ratio(a, b, unit)
+		printRatio(w, label, v, ok, "", false)
+	}
+}
+
 // printRatios prints the ratios of which r has at least one benchmark (so
 // that a run of a few benchmarks is not buried in n/a), n/a where the other
-// is missing.
+// is missing, each against its target in r's mode where it has one.
 func (r *results) printRatios(w io.Writer) {
-	if r.has(mutexName, floorName) {
-		v, ok := r.ratio(mutexName, floorName, "ns/op")
-		printRatio(w, "uncontended mutex/floor ns/op", v, ok,
-			fmt.Sprintf("<= %.2f", maxUncontendedRatio), v <= maxUncontendedRatio)
+	const atLeast, atMost = true, false
+	delayed := r.delayed()
+
+	// Uncontended: round trips, and time against zk.Lock and Curator
+	// (theirs ÷ ours: above 1, ours is faster).
+	r.checkMean(w, "uncontended mutex round trips", mutexName, "rtts/op", atMost, maxUncontendedRTTs)
+	if delayed {
+		r.check(w, "uncontended zk.Lock/mutex ns/op", zkLockName, mutexName, "ns/op", atLeast, minUncontendedDelayed)
+		r.check(w, "uncontended Curator/mutex ns/op", uncCurator, mutexName, "ns/op", atLeast, minUncontendedDelayed)
+	} else {
+		r.check(w, "uncontended zk.Lock/mutex ns/op", zkLockName, mutexName, "ns/op", atLeast, minUncontendedZKLock)
+		r.note(w, "uncontended Curator/mutex ns/op", uncCurator, mutexName, "ns/op")
 	}
-	if r.has(mutexName, zkLockName) {
-		v, ok := r.ratio(mutexName, zkLockName, "ns/op")
-		printRatio(w, "uncontended mutex/zk.Lock ns/op", v, ok, "", false)
+	r.note(w, "uncontended floor/mutex ns/op (3 round trips one after another)", floorName, mutexName, "ns/op")
+	// Not a target: what the least a lock of these nodes can do (the same
+	// requests in two round trips, nothing checked) makes against zk.Lock
+	// and Curator, so whether the targets are within reach on this machine.
+	r.note(w, "uncontended zk.Lock/pipelined ns/op (the most any lock can make)", zkLockName, pipelinedName, "ns/op")
+	r.note(w, "uncontended Curator/pipelined ns/op", uncCurator, pipelinedName, "ns/op")
+
+	// Contended.
+	if delayed {
+		r.check(w, "contended mutex/zk.Lock handoffs/s", contMutexName, contZKLockName, "handoffs/s", atLeast, minContendedDelayed)
+		r.note(w, "contended mutex/owned handoffs/s", contMutexName, contOwnedName, "handoffs/s")
+	} else {
+		r.note(w, "contended mutex/zk.Lock handoffs/s", contMutexName, contZKLockName, "handoffs/s")
+		r.check(w, "contended mutex/owned handoffs/s", contMutexName, contOwnedName, "handoffs/s", atLeast, minContendedOwned)
 	}
-	if r.has(contMutexName, contZKLockName) {
-		v, ok := r.ratio(contMutexName, contZKLockName, "handoffs/s")
-		printRatio(w, "contended mutex/zk.Lock handoffs/s", v, ok,
-			fmt.Sprintf(">= %.2f", minContendedRatio), v >= minContendedRatio)
-	}
-	if r.has(contMutexName, contCurator) {
-		v, ok := r.ratio(contMutexName, contCurator, "handoffs/s")
-		printRatio(w, "contended mutex/Curator handoffs/s", v, ok,
-			fmt.Sprintf(">= %.2f", minContCuratorRatio), v >= minContCuratorRatio)
-	}
-	// Not targets of ours: whether the contended targets are within reach
-	// in this mode on this machine, by a perfect hand-off (no lock of these
-	// nodes can do better), by the least safe one, and by the least safe one
-	// that keeps the Mutex's loss promise.
+	r.check(w, "contended mutex/Curator handoffs/s", contMutexName, contCurator, "handoffs/s", atLeast, minContCuratorRatio)
+	// Not targets of ours: what a perfect hand-off, the least safe one, and
+	// the least safe one that keeps the Mutex's loss promise would make
+	// against the same baselines (no lock of these nodes does better than
+	// the first).
 	for _, bound := range []struct{ label, name string }{
 		{"perfect hand-off", contFloorName},
 		{"safe hand-off", contMarkedName},
 		{"safe hand-off with loss watch", contOwnedName},
 	} {
-		for _, base := range []struct {
-			label, name string
-			min         float64
-		}{{"zk.Lock", contZKLockName, minContendedRatio}, {"Curator", contCurator, minContCuratorRatio}} {
-			if r.has(bound.name, base.name) {
-				v, ok := r.ratio(bound.name, base.name, "handoffs/s")
-				printRatio(w, fmt.Sprintf("contended %s/%s handoffs/s", bound.label, base.label), v, ok,
-					fmt.Sprintf(">= %.2f as for the mutex", base.min), v >= base.min)
-			}
-		}
+		r.note(w, fmt.Sprintf("contended %s/zk.Lock handoffs/s", bound.label), bound.name, contZKLockName, "handoffs/s")
+		r.note(w, fmt.Sprintf("contended %s/Curator handoffs/s", bound.label), bound.name, contCurator, "handoffs/s")
 	}
-	for _, c := range []struct{ label, ours, theirs string }{
-		{"read-heavy RWMutex/Curator ops/s", rwName, rwCurator},
-		{"semaphore Semaphore/Curator ops/s", semName, semCurator},
-	} {
-		if r.has(c.ours, c.theirs) {
-			v, ok := r.ratio(c.ours, c.theirs, "ops/s")
-			printRatio(w, c.label, v, ok, fmt.Sprintf(">= %.2f", minCuratorRatio), v >= minCuratorRatio)
-		}
+
+	// Read-heavy: round trips per read, against the least a read can
+	// cost in this run (a read that finds a writer ahead of it must watch
+	// that writer, which it can name only from its listing: a round trip
+	// more), and throughput against Curator's.
+	r.checkMean(w, "read-heavy RWMutex round trips per read", rwName, "rtts/read", atMost, maxReadRTTs)
+	if q, ok := r.mean(rwName, "queued/read"); ok {
+		printRatio(w, fmt.Sprintf("  the least for these reads: %d + %d × %.3f queued", freeReadRTTs, queuedReadRTTs-freeReadRTTs, q),
+			freeReadRTTs+(queuedReadRTTs-freeReadRTTs)*q, true, "", false)
 	}
-	if r.has(dbName, dbCurator) {
-		v, ok := r.ratio(dbName, dbCurator, "last-in-ms")
-		printRatio(w, "double barrier last-in time/Curator", v, ok,
-			fmt.Sprintf("<= %.2f", maxBarrierRatio), v <= maxBarrierRatio)
+	r.check(w, "read-heavy RWMutex/Curator ops/s", rwName, rwCurator, "ops/s", atLeast, minCuratorRatio)
+
+	// Semaphore.
+	r.checkMean(w, "semaphore round trips per lease", semName, "rtts/lease", atMost, maxSemaphoreRTTs)
+	if delayed {
+		r.check(w, "semaphore Semaphore/Curator ops/s", semName, semCurator, "ops/s", atLeast, minSemaphoreDelayed)
+	} else {
+		r.check(w, "semaphore Semaphore/Curator ops/s", semName, semCurator, "ops/s", atLeast, minCuratorRatio)
 	}
-	if r.has(semName) {
-		v, ok := r.mean(semName, "reqs/op")
-		printRatio(w, "semaphore requests per lease", v, ok,
-			fmt.Sprintf("<= %d", maxSemaphoreReqs), v <= maxSemaphoreReqs)
-	}
-	if r.has(dbName) {
-		v, ok := r.mean(dbName, "last-rtts")
-		printRatio(w, "double barrier last member's round trips", v, ok,
-			fmt.Sprintf("<= %d", maxBarrierRTTs), v <= maxBarrierRTTs)
-	}
+
+	// Double barrier.
+	r.checkMean(w, "double barrier last member's round trips", dbName, "last-rtts", atMost, maxBarrierRTTs)
+	r.check(w, "double barrier last-in time/Curator", dbName, dbCurator, "last-in-ms", atMost, maxBarrierRatio)
+
+	// Queue.
 	if r.has(queueSizes...) {
 		for _, name := range queueSizes {
-			v, ok := r.mean(name, "B/waiter")
-			printRatio(w, strings.TrimPrefix(name, "Benchmark")+" B/waiter", v, ok,
-				fmt.Sprintf("<= %d", maxWaiterBytes), v <= maxWaiterBytes)
+			r.checkMean(w, strings.TrimPrefix(name, "Benchmark")+" B/waiter", name, "B/waiter", atMost, maxWaiterBytes)
 		}
-		v, ok := r.ratio(queueLarge, queueSmall, "handoffs/s")
-		printRatio(w, "drain 10,000 waiters/100 waiters handoffs/s", v, ok,
-			fmt.Sprintf(">= %.2f", minDrainRatio), v >= minDrainRatio)
+		r.check(w, "drain 10,000 waiters/100 waiters handoffs/s", queueLarge, queueSmall, "handoffs/s", atLeast, minDrainRatio)
 	}
 	if r.has(queueSessions) {
-		v, ok := r.ratio(queueSessions, contMutexName, "handoffs/s")
-		printRatio(w, "drain 200 sessions/8 contenders handoffs/s", v, ok,
-			fmt.Sprintf(">= %.2f", minDrainRatio), v >= minDrainRatio)
+		r.check(w, "drain 200 sessions/8 contenders handoffs/s", queueSessions, contMutexName, "handoffs/s", atLeast, minDrainRatio)
 	}
-	for _, unit := range []string{"reqs/op", "rtts/op"} {
-		for _, name := range []string{floorName, mutexName, zkLockName, contMutexName, contZKLockName, contCurator, rwName, semName} {
+
+	// Round trips per operation of every benchmark that counts them.
+	fmt.Fprintln(w)
+	for _, name := range r.names {
+		for _, unit := range rttUnits {
 			if v, ok := r.mean(name, unit); ok {
 				printRatio(w, strings.TrimPrefix(name, "Benchmark")+" "+unit, v, ok, "", false)
 			}
