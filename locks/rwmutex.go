@@ -69,8 +69,9 @@ func (rw *RWMutex) Path() string { return rw.at.Path }
 func (rw *RWMutex) zkPath() string { return rw.at.Dir }
 
 // spec is the engine's description of a read or a write node. A write
-// hold is always the lowest node, so its release is marked as a Mutex's is
-// (unless it downgraded), for a writer queued right behind it.
+// hold holds as the lowest node, and only its own downgrade can put a node
+// ahead of it later, so its release is marked as a Mutex's is (unless it
+// downgraded), for a writer queued right behind it.
 func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 	return seqnode.Spec{
 		Dir:      rw.at.Dir,
@@ -140,14 +141,15 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Hold, bool, error) {
 func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
 	spec := rw.spec(readLockName, readHolds(""))
 	spec.WaitAll = writersAhead("")
-	if w := carrying(ctx, rw.writeKey); w != nil && w.Err() == nil && !holds(ctx, rw.readKey) {
+	// A downgrade, unless the write hold has ended or its release has
+	// begun (then the read lock queues as any other). The write hold's
+	// release will write no mark of its node: the read node is to hold on
+	// at its place, and the writer behind must not take that release for
+	// the end of the holds ahead of it.
+	if w := carrying(ctx, rw.writeKey); w != nil && w.Err() == nil && !holds(ctx, rw.readKey) && w.node.Unmarked() {
 		// Downgrade: our read node takes our write node's sequence, so it
 		// sorts with it, ahead of every writer queued since.
 		name := w.node.Name()
-		// The read node will hold on at the write node's place: the
-		// write hold's release must not tell the writer behind that
-		// nothing is ahead of it any more.
-		w.node.Unmarked()
 		spec.Sequence = seqnode.SequenceOf(name, writeLockName)
 		spec.Holds = readHolds(name)
 		spec.WaitAll = writersAhead(name)

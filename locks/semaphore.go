@@ -106,7 +106,9 @@ func checkedSemaphore(sess *recipes.Session, at args.Target, max int, countDir s
 // gateSpec describes the gate: a Mutex's node, whose hold only the
 // semaphore uses, so it needs no token and no watch of its own (a gate
 // deleted by someone else lets a second acquirer wait for leases too, which
-// the lease rule keeps safe).
+// the lease rule keeps safe). Its releases are marked as a Mutex's are; a
+// waiter behind others watches its own node while it waits, to trust a
+// mark.
 func gateSpec(path string, data []byte) seqnode.Spec {
 	spec := mutexSpec(path, data)
 	spec.Bare = true

@@ -1,8 +1,9 @@
 // Package seqnode is the sequential-node engine behind every lock recipe:
 // Curator's LockInternals, done once. A recipe describes its nodes (directory,
 // lock name, the siblings it competes with) and a Predicate; the engine
-// creates the node, waits its turn watching exactly one other node, and hands
-// back a Hold that reports its own loss.
+// creates the node, waits its turn watching one other node (or a few, all
+// of which must go: Spec.WaitAll), and hands back a Hold that reports its
+// own loss.
 package seqnode
 
 import (
@@ -28,8 +29,9 @@ type Spec struct {
 	// Mark makes a release tell the next waiter that the node it waits
 	// for held, so that it holds without reading the children again
 	// (marks.go). Only for a lock whose every hold is of the lowest node
-	// of its directory (a mutex). A waiter then watches its own node, as
-	// it must to trust a mark, even with Bare.
+	// of its directory (a mutex, a write lock whose release writes no mark
+	// once it downgraded: Hold.Unmarked). A waiter then watches its own
+	// node, as it must to trust a mark, even with Bare.
 	Mark bool
 
 	// Sequence, if set, is put after the lock name instead of letting
@@ -68,8 +70,8 @@ type Spec struct {
 
 	// Bare makes a hold that only the recipe itself uses (a semaphore's
 	// gate): it has no fencing token and watches nothing but the session,
-	// and, without Mark, its waiter watches only the node ahead of it,
-	// not its own.
+	// and its waiter watches only the node ahead of it, not its own,
+	// unless it watches that node's mark (Mark, with others ahead).
 	Bare bool
 
 	// Local makes the goroutines of one session queue for this lock in

@@ -127,7 +127,8 @@ func deleted(sess znode.Session, e zk.Event) (bool, error) {
 // names and, in the same round trip, its own node.
 //
 // A waiter keeps no listing, only its place: the name of the node it
-// watches and whether the predicate says it holds once that node is gone.
+// watches (or, with WaitAll, the few nodes it waits for all of) and whether
+// the predicate says it holds once that node is gone.
 // Nodes created after ours sort after ours and a predicate is monotone, so
 // when the watched node goes and the place said so, we hold, with no read:
 // the hand-off costs the releaser's delete and one notification. Otherwise
@@ -243,7 +244,8 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 			if err := own.settle(ctx, sess, path, &revoked); err != nil {
 				return nil, err
 			}
-			p = place{holds: true}
+			// Others may have queued behind us while we waited.
+			p, behind = place{holds: true}, true
 			continue
 		}
 		if !trusted && countsDisconnects(sess) {
@@ -253,7 +255,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 		if err != nil {
 			return nil, err
 		}
-		p = spec.place(nodes, name)
+		p, behind = spec.place(nodes, name), followed(nodes, name)
 	}
 }
 
@@ -518,9 +520,9 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker
 	blocks := target == blocker
 	var ownc chan ownWatch
 	// A bare waiter (a semaphore's gate) watches its own node only to
-	// trust marks, which a session that cannot count its lost connections
-	// never does.
-	if *own == nil && (!spec.Bare || (spec.marks() && countsDisconnects(sess))) {
+	// trust a mark, which it watches only when others are ahead and the
+	// session counts its lost connections.
+	if *own == nil && (!spec.Bare || mark != nil) {
 		ownc = make(chan ownWatch, 1)
 		go func() { ownc <- watchOwn(ctx, sess, path) }()
 	}

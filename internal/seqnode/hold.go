@@ -156,14 +156,20 @@ func (h *Hold) WatchNode() {
 	h.armLocked()
 }
 
-// Unmarked has the release write no mark of our node: a read/write
-// lock's downgrade leaves a read node holding at our node's place in the
-// queue, so a writer behind must not take our release for the end of the
-// holds ahead of it. Marks owed for nodes ahead are still written.
-func (h *Hold) Unmarked() {
+// Unmarked has the release write no mark of our node, and reports
+// whether it can: not once Release has begun, whose delete may have taken
+// its marks already. A read/write lock's downgrade calls it before it puts
+// a read node at our node's place in the queue, so that a writer behind
+// does not take our release for the end of the holds ahead of it. Marks
+// owed for nodes ahead are still written.
+func (h *Hold) Unmarked() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.releasing {
+		return false
+	}
 	h.marks = slices.DeleteFunc(slices.Clone(h.marks), func(m string) bool { return m == MarkOf(h.path) })
+	return true
 }
 
 func (h *Hold) armLocked() {

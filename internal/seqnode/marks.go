@@ -29,8 +29,10 @@ import (
 // Why a mark means W held. A mark is only written by:
 //
 //   - W's holder, releasing: W was then the lowest node, and no node can
-//     come before it later (sequence numbers grow). So once W is gone,
-//     nothing is ahead of X: nodes created after X's listing come after X.
+//     come before it later (sequence numbers grow; a read/write lock's
+//     downgrade puts a read node at W's place, but W's release then
+//     writes no mark: Hold.Unmarked). So once W is gone, nothing is ahead
+//     of X: nodes created after X's listing come after X.
 //   - a waiter that never saw it, in a later transaction (see below). That
 //     must not mislead anyone: it is written only by a waiter Y whose node
 //     still exists (the same transaction deletes Y's node) and whose
