@@ -112,7 +112,6 @@ func checkedSemaphore(sess *recipes.Session, at args.Target, max int, countDir s
 func gateSpec(path string, data []byte) seqnode.Spec {
 	spec := mutexSpec(path, data)
 	spec.Bare = true
-	spec.FreeMark = true
 	return spec
 }
 
@@ -176,47 +175,12 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 	// The leases are waited for while the gate is held: losing it ends the
 	// wait. Once they are taken the gate goes, on a context of its own: a
 	// failure to delete it leaves the delete to the session.
-	//
-	// When the release we waited for at the gate said it left a lease
-	// free, the one lease asked for is free now (only releases can have
-	// come since, and only the gate's holder takes leases): the gate's
-	// delete then goes out right behind the lease's create (Spec.Beside),
-	// instead of after the lease's listing is answered, so the next
-	// acquirer is let through a round trip and a disk write sooner. Not
-	// with a shared count, which may have fallen since.
-	fast := gate.FreeAfter() && n == 1 && s.count == "" && znode.SentOf(s.sess) != nil
-	var left atomic.Bool // the gate's delete went out beside the lease's create
 	gated, cancel := context.WithCancelCause(ctx)
-	gate.OnEnd(func(err error) {
-		if !left.Load() {
-			cancel(err)
-		}
-	})
+	gate.OnEnd(cancel)
 	var nodes []*seqnode.Hold
-	var listed atomic.Int64 // leases in the listing that gave us our last one
 	defer func() {
 		cancel(nil)
-		if left.Load() {
-			// The gate is on its way out already.
-			switch {
-			case err == nil:
-				for _, node := range nodes {
-					node.WatchNode()
-				}
-			case errors.Is(err, ErrOtherRecipe):
-				release, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
-				defer stop()
-				s.removeEmptyDirs(release)
-			}
-			return
-		}
 		if err == nil {
-			// The next acquirer's lease is free too, if the listing that
-			// gave us our last lease (so shows all of ours) had room for
-			// one more. Not after a TryAcquire that found none free.
-			if c := listed.Load(); s.count == "" && len(nodes) == n && c > 0 && c < int64(s.max) {
-				gate.MarkFree()
-			}
 			// A lease's directory changes whenever another lease is
 			// taken or given back, which would have the lease read its
 			// node then, in a round trip of its own: it reads it now,
@@ -267,21 +231,6 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 			return err
 		}
 		defer stop()
-		holds := spec.Holds
-		spec.Holds = func(leases []seqnode.Node, ours int) (bool, int) {
-			held, watch := holds(leases, ours)
-			if held {
-				listed.Store(int64(len(leases)))
-			}
-			return held, watch
-		}
-		if fast {
-			spec.Beside = func() {
-				if left.CompareAndSwap(false, true) {
-					s.leaveGateBeside(ctx, gate)
-				}
-			}
-		}
 		nodes, ok, err = s.takeLeases(gctx, spec, n, take)
 		return err
 	})
@@ -324,17 +273,6 @@ func (s *Semaphore) leaveGate(ctx context.Context, gate *seqnode.Hold, beside fu
 	case <-released:
 	}
 	beside()
-}
-
-// leaveGateBeside deletes the gate node in the background, from the
-// goroutine that sees the lease's create being written: the delete goes
-// out right behind it.
-func (s *Semaphore) leaveGateBeside(ctx context.Context, gate *seqnode.Hold) {
-	s.sess.Go(func() {
-		rctx, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
-		defer stop()
-		_ = gate.Release(rctx)
-	})
 }
 
 // removeEmptyDirs deletes the gate's and the leases' directories under the

@@ -277,12 +277,12 @@ func watchedOn(t *testing.T, server, path string, id int64) bool {
 }
 
 // marksWatched reports whether any session watches a release mark below
-// root, or a semaphore gate's second mark.
+// root.
 func marksWatched(t *testing.T, root string) bool {
 	t.Helper()
 	out := wchp(t, zktest.ServersT(t)[0])
 	for line := range strings.SplitSeq(out, "\n") {
-		if strings.HasPrefix(line, root+"/") && (strings.HasSuffix(line, seqnode.MarkOf("")) || strings.HasSuffix(line, seqnode.FreeMarkOf(""))) {
+		if strings.HasPrefix(line, root+"/") && strings.HasSuffix(line, ".released") {
 			return true
 		}
 	}

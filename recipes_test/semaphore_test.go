@@ -446,9 +446,8 @@ func TestSemaphoreGateHandsOffWithAMark(t *testing.T) {
 	d := acquire(sd) // third
 	eventually(t, "D at the gate", func() bool { return len(children(t, admin, gate)) == 3 })
 	nodes = inQueueOrder(t, admin, gate)
-	eventually(t, "D to watch C's gate node, its two marks and its own node", func() bool {
-		return watchedBy(t, nodes[1], sd.ID()) && watchedBy(t, seqnode.MarkOf(nodes[1]), sd.ID()) &&
-			watchedBy(t, seqnode.FreeMarkOf(nodes[1]), sd.ID()) && watchedBy(t, nodes[2], sd.ID())
+	eventually(t, "D to watch C's gate node, its mark and its own node", func() bool {
+		return watchedBy(t, nodes[1], sd.ID()) && watchedBy(t, seqnode.MarkOf(nodes[1]), sd.ID()) && watchedBy(t, nodes[2], sd.ID())
 	})
 	require.EqualValues(t, 1, listings(), "D's listings of the gate once queued")
 
@@ -463,136 +462,5 @@ func TestSemaphoreGateHandsOffWithAMark(t *testing.T) {
 	}
 	require.NoError(t, held.Release(bg()))
 	assert.EqualValues(t, 1, listings(), "D's listings of the gate")
-	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t, root) })
-}
-
-// persistentSemaphoreDirs makes the semaphore at path's directories (and
-// root) persistent nodes, deleted when t ends, before the leftover check:
-// a test that holds an acquirer's answers at its proxy needs them to stay
-// while they are empty, which the test server's containers do not (it
-// reaps them every 100 ms).
-func persistentSemaphoreDirs(t *testing.T, admin *zk.Conn, root, path string) {
-	t.Helper()
-	dirs := []string{root, path, path + "/locks", path + "/leases"}
-	for _, p := range dirs {
-		_, err := admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
-		require.NoError(t, err)
-	}
-	t.Cleanup(func() {
-		for i := len(dirs) - 1; i >= 0; i-- {
-			assert.NoError(t, admin.Delete(dirs[i], -1), "delete %s", dirs[i])
-		}
-	})
-}
-
-// TestSemaphoreGateSaysALeaseIsLeftFree: a gate holder whose lease leaves
-// another free says so with its gate node's second mark (FreeMarkOf), which
-// the acquirer queued behind it watches with the node; woken with it, that
-// acquirer takes its lease with the gate's delete right behind the lease's
-// create. Both leases are held at once (the semaphore has two), and no
-// watch of a mark is left behind.
-func TestSemaphoreGateSaysALeaseIsLeftFree(t *testing.T) {
-	t.Parallel()
-	admin, root := newRoot(t)
-	path := root + "/sem"
-	gate := path + "/locks"
-	persistentSemaphoreDirs(t, admin, root, path)
-	sp, pp := connectCounted(t)
-	semP := newSemaphore(t, sp, path, 2)
-	leases, err := semP.Acquire(bg(), 1) // agrees the maximum
-	require.NoError(t, err)
-	require.NoError(t, leases[0].Release(bg()))
-	acquire := func(sem *locks.Semaphore) <-chan lockResult {
-		ch := make(chan lockResult, 1)
-		go func() {
-			leases, err := sem.Acquire(bg(), 1)
-			r := lockResult{err: err}
-			if err == nil {
-				r.hold = leases[0]
-			}
-			ch <- r
-		}()
-		return ch
-	}
-
-	// P's answers are held, so that it stays at the gate while X queues.
-	pp.StallDown()
-	p := acquire(semP)
-	eventually(t, "P at the gate", func() bool { return len(children(t, admin, gate)) == 1 })
-	sx := connect(t)
-	x := acquire(newSemaphore(t, sx, path, 2))
-	eventually(t, "X at the gate", func() bool { return len(children(t, admin, gate)) == 2 })
-	nodes := inQueueOrder(t, admin, gate)
-	eventually(t, "X to watch P's gate node and its second mark", func() bool {
-		return watchedBy(t, nodes[0], sx.ID()) && watchedBy(t, seqnode.FreeMarkOf(nodes[0]), sx.ID())
-	})
-	pp.Restore()
-	rp, rx := <-p, <-x
-	require.NoError(t, rp.err)
-	require.NoError(t, rx.err)
-	assert.NoError(t, rp.hold.Err(), "P's lease, while X holds the other")
-	assert.Len(t, children(t, admin, path+"/leases"), 2)
-	assert.Empty(t, children(t, admin, gate), "gate nodes left")
-	require.NoError(t, rp.hold.Release(bg()))
-	require.NoError(t, rx.hold.Release(bg()))
-	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t, root) })
-}
-
-// TestSemaphoreBusyTryAcquireSaysNoLeaseIsFree: a TryAcquire that finds no
-// lease free leaves the gate without saying one is, so the acquirer queued
-// behind it waits for a lease at the gate, holding it, as Curator's lease
-// rule needs (one waiter for leases at a time).
-func TestSemaphoreBusyTryAcquireSaysNoLeaseIsFree(t *testing.T) {
-	t.Parallel()
-	admin, root := newRoot(t)
-	path := root + "/sem"
-	gate := path + "/locks"
-	persistentSemaphoreDirs(t, admin, root, path)
-	held, err := newSemaphore(t, connect(t), path, 1).Acquire(bg(), 1)
-	require.NoError(t, err)
-	sp, pp := connectCounted(t)
-	semP := newSemaphore(t, sp, path, 1)
-	// P agrees the maximum first (TryAcquire finds the lease busy), so
-	// that with its answers held it goes no further than the gate.
-	_, ok, err := semP.TryAcquire(bg(), 1)
-	require.NoError(t, err)
-	require.False(t, ok)
-	pp.StallDown() // P stays at the gate while X queues
-	tried := make(chan error, 1)
-	go func() {
-		_, ok, err := semP.TryAcquire(bg(), 1)
-		if err == nil && ok {
-			err = errors.New("TryAcquire took the only lease while it was held")
-		}
-		tried <- err
-	}()
-	eventually(t, "P at the gate", func() bool { return len(children(t, admin, gate)) == 1 })
-	sx := connect(t)
-	x := make(chan lockResult, 1)
-	semX := newSemaphore(t, sx, path, 1)
-	go func() {
-		leases, err := semX.Acquire(bg(), 1)
-		r := lockResult{err: err}
-		if err == nil {
-			r.hold = leases[0]
-		}
-		x <- r
-	}()
-	eventually(t, "X at the gate", func() bool { return len(children(t, admin, gate)) == 2 })
-	nodes := inQueueOrder(t, admin, gate)
-	eventually(t, "X to watch P's gate node's second mark", func() bool { return watchedBy(t, seqnode.FreeMarkOf(nodes[0]), sx.ID()) })
-	pp.Restore()
-	require.NoError(t, <-tried)
-	// X has passed the gate once its lease node is there: P's release,
-	// marks and all, came before. Its second mark was not among them: X
-	// still watches it (it owes it, to write with its own gate's delete),
-	// and waits for a lease holding the gate.
-	eventually(t, "X's lease node", func() bool { return len(children(t, admin, path+"/leases")) == 2 })
-	assert.True(t, watchedBy(t, seqnode.FreeMarkOf(nodes[0]), sx.ID()), "P's release said a lease was free")
-	assert.Len(t, children(t, admin, gate), 1, "X waits for a lease holding the gate")
-	require.NoError(t, held[0].Release(bg()))
-	r := <-x
-	require.NoError(t, r.err)
-	require.NoError(t, r.hold.Release(bg()))
 	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t, root) })
 }

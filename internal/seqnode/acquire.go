@@ -61,20 +61,6 @@ type Spec struct {
 	// would watch more waits as Holds says.
 	WaitAll func(nodes []Node, ours int) []int
 
-	// FreeMark (a semaphore's gate, with Mark) has a waiter also watch the
-	// node ahead's second mark (FreeMarkOf), which a release writes when
-	// the holder knows a lease is left free (Hold.MarkFree), and tell its
-	// hold whether it came (Hold.FreeAfter). A waiter writes the second mark
-	// of a node it watched when it never came, as it does a first mark
-	// (marks.go), so that no watch is left set.
-	FreeMark bool
-
-	// Beside, if set, is called once our node's create is being written
-	// to the session's connection (not for a session whose writes the
-	// recipes do not see), so that requests it sends go out right behind
-	// the create: a semaphore's gate delete, when the lease is known free.
-	Beside func()
-
 	// Wake, if set, is called by a waiter on the directory (WatchDir)
 	// each time it waits: the channel it returns is closed when something
 	// the predicate reads besides the children has changed (a semaphore's
@@ -240,9 +226,6 @@ func abandon(sess znode.Session, h *Hold) {
 // Sent.Relists counts it.
 func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, *rawListing, error) {
 	done := znode.AfterWrite(ctx, sess, createName(spec, uuid), func(ctx context.Context) rawListing {
-		if spec.Beside != nil {
-			spec.Beside()
-		}
 		return fetchListing(ctx, sess, spec)
 	})
 	path, err := create(ctx, sess, spec, uuid)

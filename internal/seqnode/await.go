@@ -143,18 +143,12 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 	name := zpath.Base(path)
 	var own *ownWatch   // our own node's watch, once we have waited for a node
 	var mark *markWatch // the mark watch of the node we wait for, if any
-	var free *markWatch // its second mark's (Spec.FreeMark), if any
-	freeAfter := false  // the last node we waited for left a lease free
 	stale := false      // own's watch must be set again (ownWatch.current)
 	defer func() {
 		// Giving up while we wait for a node: its mark is ours to
 		// write when our node is deleted (marks.go).
-		if err != nil && !errors.Is(err, errRequeue) {
-			for _, m := range []*markWatch{mark, free} {
-				if m != nil {
-					spec.owe(path, sess.ACL(), marks, m.path)
-				}
-			}
+		if err != nil && mark != nil && !errors.Is(err, errRequeue) {
+			spec.owe(path, sess.ACL(), marks, mark.path)
 		}
 	}()
 	revoked := false
@@ -172,7 +166,6 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 		case p.holds && own != nil && spec.Bare:
 			h := newHold(sess, path, 0, nil, false, false)
 			h.marks = spec.ownMark(*marks, path)
-			h.freeAfter = freeAfter
 			return h, nil
 		case p.holds && own != nil:
 			h := newHold(sess, path, own.stat.Czxid, own.events, true, revoked)
@@ -184,7 +177,6 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 			if behind || spec.Relist {
 				h.marks = spec.ownMark(*marks, path)
 			}
-			h.freeAfter = freeAfter
 			return h, nil
 		case p.watch == "":
 			// Wait for any change among the children (only one waiter
@@ -215,9 +207,6 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 		if spec.marks() && needMark && p.ofOurKind && countsDisconnects(sess) && (mark == nil || mark.path != MarkOf(target)) {
 			mark = &markWatch{path: MarkOf(target)}
 		}
-		if spec.FreeMark && p.ofOurKind && countsDisconnects(sess) && (free == nil || free.path != FreeMarkOf(target)) {
-			free = &markWatch{path: FreeMarkOf(target)}
-		}
 		if stale {
 			own, stale = nil, false
 		}
@@ -233,7 +222,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 		for _, n := range p.also {
 			also = append(also, zpath.Join(spec.Dir, n))
 		}
-		gone, err := waitFor(ctx, sess, spec, target, blocker, path, &own, []*markWatch{mark, free}, &revoked, also)
+		gone, err := waitFor(ctx, sess, spec, target, blocker, path, &own, mark, &revoked, also)
 		if err != nil {
 			return nil, err
 		}
@@ -250,11 +239,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 		if mark != nil && !marked {
 			spec.owe(path, sess.ACL(), marks, mark.path) // never written: ours to write
 		}
-		freeAfter = free.fired()
-		if free != nil && !freeAfter {
-			spec.owe(path, sess.ACL(), marks, free.path)
-		}
-		mark, free = nil, nil
+		mark = nil
 		if trusted && ((p.holdsAfter && (!spec.Relist || p.all)) || marked) {
 			if err := own.settle(ctx, sess, path, &revoked); err != nil {
 				return nil, err
@@ -531,8 +516,7 @@ func tokenFromListing(spec Spec, dir *zk.Stat, nodes []Node, name string) int64 
 // If target is blocker, the node we hold after, and it is our session's,
 // the session's telemetry says so (waitsForOwnSession); so for the nodes
 // also, which are blockers too.
-func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker, path string, own **ownWatch, markWatches []*markWatch, revoked *bool, also []string) (bool, error) {
-	mark := markWatches[0] // the one a waiter trusts for holding; the rest carry news
+func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker, path string, own **ownWatch, mark *markWatch, revoked *bool, also []string) (bool, error) {
 	blocks := target == blocker
 	var ownc chan ownWatch
 	// A bare waiter (a semaphore's gate) watches its own node only to
@@ -542,18 +526,12 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker
 		ownc = make(chan ownWatch, 1)
 		go func() { ownc <- watchOwn(ctx, sess, path) }()
 	}
-	var unset []*markWatch
-	for _, m := range markWatches {
-		if m != nil && m.events == nil {
-			unset = append(unset, m)
-		}
-	}
-	markc := make([]chan (<-chan zk.Event), len(unset))
-	for i, m := range unset {
-		markc[i] = make(chan (<-chan zk.Event), 1)
+	var markc chan (<-chan zk.Event)
+	if mark != nil && mark.events == nil {
+		markc = make(chan (<-chan zk.Event), 1)
 		go func() {
-			_, ev, _ := znode.ExistsW(ctx, sess, m.path)
-			markc[i] <- ev // nil if the watch was not set: no fast hand-off
+			_, ev, _ := znode.ExistsW(ctx, sess, mark.path)
+			markc <- ev // nil if the watch was not set: no fast hand-off
 		}()
 	}
 	type watched struct {
@@ -569,8 +547,8 @@ func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker
 		}()
 	}
 	ev, err := watchNode(ctx, sess, spec, target, blocks)
-	for i, m := range unset {
-		m.events = <-markc[i]
+	if markc != nil {
+		mark.events = <-markc
 	}
 	alsoEvents := make([]<-chan zk.Event, len(also))
 	for i, c := range alsoc {

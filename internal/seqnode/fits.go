@@ -41,11 +41,7 @@ func (s Spec) Fits(acl []zk.ACL) error {
 	node := zpath.Join(s.Dir, head+seq)
 	size := max(jute.Read(node), jute.Delete(node), jute.SetData(node, len(RevokeData)))
 	if s.marks() {
-		own := []string{MarkOf(node)}
-		if s.FreeMark {
-			own = append(own, FreeMarkOf(node))
-		}
-		size = max(size, markedDeleteSize(node, own, acl))
+		size = max(size, markedDeleteSize(node, []string{MarkOf(node)}, acl))
 	}
 	return args.Fits(fmt.Sprintf("a %s node's delete or revocation in %s", s.Prefix, args.Short(s.Dir)), size)
 }

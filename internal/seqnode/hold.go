@@ -41,7 +41,6 @@ type Hold struct {
 
 	mu        sync.Mutex // guards the fields below
 	marks     []string   // the marks the release's delete writes (marks.go)
-	freeAfter bool       // the node ahead's release said a lease was left free (Spec.FreeMark)
 	token     int64      // 0 until known
 	armed     bool       // arm has been signalled
 	releasing bool       // Release has begun: its delete has the last word
@@ -170,28 +169,6 @@ func (h *Hold) Unmarked() bool {
 		return false
 	}
 	h.marks = slices.DeleteFunc(slices.Clone(h.marks), func(m string) bool { return m == MarkOf(h.path) })
-	return true
-}
-
-// FreeAfter reports whether the hold came after a release that said a
-// lease was left free (Spec.FreeMark): until this hold creates a lease,
-// only lease releases can have changed the leases since.
-func (h *Hold) FreeAfter() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.freeAfter
-}
-
-// MarkFree has the release also write our node's second mark (FreeMarkOf),
-// telling the waiter behind that a lease is left free, and reports whether
-// it can: not once Release has begun.
-func (h *Hold) MarkFree() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.releasing {
-		return false
-	}
-	h.marks = append(slices.Clone(h.marks), FreeMarkOf(h.path))
 	return true
 }
 

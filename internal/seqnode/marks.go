@@ -72,15 +72,6 @@ import (
 // waiter owes more than MaxOwed, or more than fit in one request with its
 // path (Spec.owe).
 
-// A semaphore's gate (Spec.FreeMark) gives its nodes a second mark,
-// FreeMarkOf, which a release writes beside the first when its holder read
-// the leases and saw one left free. Its waiter watches it with the node
-// ahead and tells its hold (Hold.FreeAfter); it is news, not a hand-off:
-// the waiter holds the gate as it would without it. Only the node's holder
-// writes it, in its release; a waiter whose second mark never came writes
-// it later as it does a first mark (owe), which misleads nobody: only the
-// one waiter right behind a node watches its marks, and that node is gone.
-
 // MaxOwed bounds the marks a waiter keeps to write (see above), so that the
 // multi that writes them stays small; a mark dropped leaves its watch set
 // until the session ends. A waiter owes more than a few only when many
@@ -106,15 +97,6 @@ const markSuffix = ".released"
 
 // MarkOf is the path of the mark of the node at path.
 func MarkOf(path string) string { return path + markSuffix }
-
-// freeSuffix makes the name of a semaphore gate node's second mark, which
-// its release writes besides the first when a lease is left free
-// (Spec.FreeMark).
-const freeSuffix = ".lease-free"
-
-// FreeMarkOf is the path of the second mark of the gate node at path: its
-// release left at least one lease free.
-func FreeMarkOf(path string) string { return path + freeSuffix }
 
 // marks reports whether nodes of this spec are marked when released.
 func (s Spec) marks() bool { return s.Mark }
