@@ -372,8 +372,9 @@ func TestRWMutexBadInputCreatesNothing(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// lockInOrder takes lock in the background and sends its hold, or error.
-func lockInOrder(lock func(context.Context) (*locks.Hold, error)) <-chan lockResult {
+// lockInBackgroundWith calls lock in the background and sends its hold, or
+// its error.
+func lockInBackgroundWith(lock func(context.Context) (*locks.Hold, error)) <-chan lockResult {
 	ch := make(chan lockResult, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(bg(), waitLong)
@@ -438,11 +439,11 @@ func TestRWMutexReaderWaitsForEveryWriterAhead(t *testing.T) {
 	path := root + "/rw"
 	w1, err := newRWMutex(t, connect(t), path).Lock(bg())
 	require.NoError(t, err)
-	w2 := lockInOrder(newRWMutex(t, connect(t), path).Lock)
+	w2 := lockInBackgroundWith(newRWMutex(t, connect(t), path).Lock)
 	waitQueued(t, admin, path, 2)
 	sr, pr := connectCounted(t)
 	listings := countListings(pr, path)
-	r := lockInOrder(newRWMutex(t, sr, path).RLock)
+	r := lockInBackgroundWith(newRWMutex(t, sr, path).RLock)
 	waitQueued(t, admin, path, 3)
 	nodes := inQueueOrder(t, admin, path)
 	eventually(t, "the reader to watch both writers", func() bool {
@@ -476,7 +477,7 @@ func TestRWMutexWriterHandOffIsMarked(t *testing.T) {
 	require.NoError(t, err)
 	sw, pw := connectCounted(t)
 	listings := countListings(pw, path)
-	w2 := lockInOrder(newRWMutex(t, sw, path).Lock)
+	w2 := lockInBackgroundWith(newRWMutex(t, sw, path).Lock)
 	waitQueued(t, admin, path, 2)
 	nodes := inQueueOrder(t, admin, path)
 	eventually(t, "the second writer to watch the first one's mark", func() bool {

@@ -420,17 +420,7 @@ func TestSemaphoreGateHandsOffWithAMark(t *testing.T) {
 	require.NoError(t, err)
 	held := leases[0] // the only lease
 	acquire := func(s *recipes.Session) <-chan lockResult {
-		ch := make(chan lockResult, 1)
-		sem := newSemaphore(t, s, path, 1)
-		go func() {
-			leases, err := sem.Acquire(bg(), 1)
-			r := lockResult{err: err}
-			if err == nil {
-				r.hold = leases[0]
-			}
-			ch <- r
-		}()
-		return ch
+		return lockInBackgroundWith(leaseLocker{newSemaphore(t, s, path, 1)}.Lock)
 	}
 	sb, sc := connect(t), connect(t)
 	b := acquire(sb) // through the gate, waiting for the lease
