@@ -29,6 +29,7 @@ lint:
 	$(STATICCHECK) ./...
 	@out=$$($(GO) fix -diff ./...); if [ -n "$$out" ]; then echo "$$out"; echo "go fix needed"; exit 1; fi
 	$(GO) mod verify
+	cd examples/testkit && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) mod verify
 
 # Goroutine leaks (goleak) and leftover znodes (zktest.Root) are checked
 # inside the tests themselves.
@@ -37,6 +38,8 @@ unit:
 	@# Tests built without the race detector only (//go:build !race): see
 	@# recipes_test/request_drop_norace_test.go.
 	$(GO) test -count=1 -timeout 10m -run '^TestConcurrentDroppedRequestsKeepTheSession$$' ./recipes_test/
+	@# A module of its own that uses the public test kit as a user's would.
+	cd examples/testkit && $(GO) test -race -shuffle=on -count=1 ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSort$$' -fuzztime $(FUZZTIME) ./internal/seqnode/

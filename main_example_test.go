@@ -5,10 +5,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 )
 
 // TestMain starts ZooKeeper for the examples, unless ZK_SERVERS names one.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(zktest.ForExamples(m))
+	goleak.VerifyTestMain(testenv.ForExamples(m))
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/zkrecipes/recipes/internal/curatortest"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -36,7 +36,7 @@ func BenchmarkReadHeavy(b *testing.B) {
 	b.Run("rwmutex", func(b *testing.B) {
 		_, root := newRoot(b)
 		path := root + "/rw"
-		throughput(b, clients, func(sess *recipes.Session, p *zktest.Proxy) (func() (kind, error), error) {
+		throughput(b, clients, func(sess *recipes.Session, p *testenv.Proxy) (func() (kind, error), error) {
 			rw, err := locks.NewRWMutex(sess, path)
 			if err != nil {
 				return nil, err
@@ -45,7 +45,7 @@ func BenchmarkReadHeavy(b *testing.B) {
 			// (a read of the writer's node, with a watch): the round
 			// trip after its listing that a read pays when it queues.
 			writerWatches := p.Counter(func(op int32, node string) bool {
-				return (op == zktest.OpGetData || op == zktest.OpExists) && strings.Contains(node, layout.WriteLockName) &&
+				return (op == testenv.OpGetData || op == testenv.OpExists) && strings.Contains(node, layout.WriteLockName) &&
 					!strings.HasSuffix(node, seqnode.MarkOf(""))
 			})
 			return func() (kind, error) {
@@ -78,7 +78,7 @@ func BenchmarkSemaphore(b *testing.B) {
 	b.Run("semaphore", func(b *testing.B) {
 		_, root := newRoot(b)
 		path := root + "/sem"
-		throughput(b, clients, func(sess *recipes.Session, _ *zktest.Proxy) (func() (kind, error), error) {
+		throughput(b, clients, func(sess *recipes.Session, _ *testenv.Proxy) (func() (kind, error), error) {
 			sem, err := locks.NewSemaphore(sess, path, leases)
 			if err != nil {
 				return nil, err
@@ -121,7 +121,7 @@ func curatorMutex(b *testing.B, clients int) float64 {
 	removeAtEnd(b, admin, root)
 	p := newProxy(b)
 	acquisitions := p.Counter(func(op int32, node string) bool {
-		return (op == zktest.OpCreate || op == zktest.OpCreate2) && strings.HasPrefix(node, path+"/")
+		return (op == testenv.OpCreate || op == testenv.OpCreate2) && strings.HasPrefix(node, path+"/")
 	})
 	before := p.Traffic()
 	rate := curatorRate(b, p, "bench-mutex", path, strconv.Itoa(clients), secs(window))
@@ -146,10 +146,10 @@ type kind struct {
 // per operation of each kind (rtts/read), each operation counting its
 // session's round trips from its start to its end, and, for a kind whose
 // operations say whether they queued, the share that did (queued/read).
-func throughput(b *testing.B, clients int, setup func(*recipes.Session, *zktest.Proxy) (func() (kind, error), error)) {
+func throughput(b *testing.B, clients int, setup func(*recipes.Session, *testenv.Proxy) (func() (kind, error), error)) {
 	b.Helper()
 	type client struct {
-		p  *zktest.Proxy
+		p  *testenv.Proxy
 		op func() (kind, error)
 	}
 	cs := make([]client, 0, clients)
@@ -161,15 +161,15 @@ func throughput(b *testing.B, clients int, setup func(*recipes.Session, *zktest.
 		}
 		cs = append(cs, client{p, op})
 	}
-	traffic := func() zktest.Traffic {
-		var t zktest.Traffic
+	traffic := func() testenv.Traffic {
+		var t testenv.Traffic
 		for _, c := range cs {
 			t = t.Add(c.p.Traffic())
 		}
 		return t
 	}
 	var total float64
-	var sum zktest.Traffic
+	var sum testenv.Traffic
 	var count int64
 	kinds := newKindCounts()
 	for range b.N {
@@ -177,7 +177,7 @@ func throughput(b *testing.B, clients int, setup func(*recipes.Session, *zktest.
 		var failure atomic.Pointer[error]
 		start := time.Now().Add(countAfter)
 		end := start.Add(window)
-		var before zktest.Traffic
+		var before testenv.Traffic
 		var once sync.Once
 		var wg sync.WaitGroup
 		for _, c := range cs {
@@ -252,14 +252,14 @@ func (k *kindCounts) report(b *testing.B) {
 // curator runs a bench mode of the Java peer through p once per b.N and
 // reports its operations per second. The peer goes through a proxy, as our
 // clients do, so that both pay the same hop (and the same delay).
-func curator(b *testing.B, p *zktest.Proxy, mode, path string, args ...string) {
+func curator(b *testing.B, p *testenv.Proxy, mode, path string, args ...string) {
 	b.Helper()
 	b.ReportMetric(curatorRate(b, p, mode, path, args...), "ops/s")
 }
 
 // curatorRate runs a bench mode of the Java peer through p once per b.N and
 // returns its mean operations per second.
-func curatorRate(b *testing.B, p *zktest.Proxy, mode, path string, args ...string) float64 {
+func curatorRate(b *testing.B, p *testenv.Proxy, mode, path string, args ...string) float64 {
 	b.Helper()
 	peer := curatortest.EnsureT(b)
 	servers := p.Addr()

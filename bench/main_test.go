@@ -3,7 +3,7 @@
 // server in one run. See README.md for how to run it and what to look for.
 //
 // Every client, the Java peer's included, reaches ZooKeeper through a
-// zktest.Proxy, which counts requests, round trips and watch notifications on
+// testenv.Proxy, which counts requests, round trips and watch notifications on
 // the wire the same way for all of them, and costs all of them the same extra
 // hop. With ZKBENCH_DELAY set (say to 250us) every proxy also delays each
 // packet by that much in each direction, as a network would.
@@ -27,8 +27,9 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestMain starts the shared ZooKeeper server (unless ZK_SERVERS is set),
@@ -107,8 +108,8 @@ func (w warmedUp) Run() int {
 			// production one does. The tests' server does neither: it
 			// reaps them every 100 ms, which would have the recipes make
 			// their directories again whenever one was empty for a moment.
-			s, err := zktest.Start(zktest.WithConfig("forceSync", "yes"), zktest.WithSystemProperty("zookeeper.forceSync", "yes"),
-				zktest.WithSystemProperty("znode.container.checkIntervalMs", "60000"))
+			s, err := testenv.Start(testenv.WithConfig("forceSync", "yes"), testenv.WithSystemProperty("zookeeper.forceSync", "yes"),
+				testenv.WithSystemProperty("znode.container.checkIntervalMs", "60000"))
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bench: start ZooKeeper: %v\n", err)
 				return 1
@@ -128,10 +129,7 @@ func (w warmedUp) Run() int {
 // requests the locks send (a release's marking multi and a mark's watch
 // among them), and removes what it made.
 func warmUp(d time.Duration) error {
-	servers, err := zktest.Shared()
-	if err != nil {
-		return err
-	}
+	servers := strings.Split(os.Getenv(zktest.ServersEnv), ",")
 	ctx, cancel := context.WithTimeout(context.Background(), connectWait)
 	defer cancel()
 	sess, err := recipes.Connect(ctx, servers)
@@ -173,6 +171,18 @@ func warmUp(d time.Duration) error {
 	return nil
 }
 
+// servers returns the benchmarks' server, which Run starts unless
+// ZK_SERVERS names one, reached directly: zktest.Servers would put its
+// forwarder in every round trip measured. Without -bench, Run starts none,
+// and the shared test server is used.
+func servers(b testing.TB) []string {
+	b.Helper()
+	if env := os.Getenv(zktest.ServersEnv); env != "" {
+		return strings.Split(env, ",")
+	}
+	return zktest.Servers(b)
+}
+
 // connectWait bounds how long a session may take to be established.
 const connectWait = 30 * time.Second
 
@@ -183,15 +193,15 @@ var acl = zk.WorldACL(zk.PermAll)
 // for leftover ephemeral nodes when b ends. Call it before opening
 // sessions, so that they are closed (and their ephemeral nodes gone) before
 // the check. The benchmarks' server reaps containers only once a minute:
-// empty nodes are deleted before the check (zktest.DeleteEmpty), which
+// empty nodes are deleted before the check (deleteEmpty), which
 // therefore cannot see a persistent node left behind; the tests look for
 // those.
 func newRoot(b *testing.B) (*zk.Conn, string) {
 	b.Helper()
-	admin := zktest.Connect(b, zktest.ServersT(b))
+	admin := zktest.Connect(b, servers(b))
 	root := zktest.Root(b, admin)
 	b.Cleanup(func() {
-		if err := zktest.DeleteEmpty(admin, root); err != nil {
+		if err := deleteEmpty(b, admin, root); err != nil {
 			b.Errorf("delete the empty nodes under %s: %v", root, err)
 		}
 	})
@@ -213,20 +223,20 @@ func removeAtEnd(b *testing.B, admin *zk.Conn, path string) {
 // newProxy starts a proxy to the shared server, delaying packets by
 // ZKBENCH_DELAY, and closes it when b ends. Start it before connecting
 // through it, so that the connections close first.
-func newProxy(b *testing.B) *zktest.Proxy {
+func newProxy(b *testing.B) *testenv.Proxy {
 	b.Helper()
-	p := zktest.ProxyT(b)
+	p := testenv.ProxyTo(b, servers(b)[0])
 	p.SetDelay(netDelay)
 	return p
 }
 
 // connect opens a session through p, whose Traffic counts it, closed when b
 // ends.
-func connect(b *testing.B, p *zktest.Proxy) *recipes.Session {
+func connect(b *testing.B, p *testenv.Proxy) *recipes.Session {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), connectWait)
 	defer cancel()
-	sess, err := recipes.Connect(ctx, zktest.ServersT(b), recipes.WithDialer(p.Dialer))
+	sess, err := recipes.Connect(ctx, servers(b), recipes.WithDialer(p.Dialer))
 	if err != nil {
 		b.Fatalf("connect: %v", err)
 	}
@@ -260,9 +270,9 @@ func ensurePersistent(b *testing.B, conn *zk.Conn, path string) {
 }
 
 // reportTraffic reports the requests, round trips (see
-// zktest.Traffic.RoundTrips) and watch notifications of d per op, over n
+// testenv.Traffic.RoundTrips) and watch notifications of d per op, over n
 // ops.
-func reportTraffic(b *testing.B, n int, d zktest.Traffic) {
+func reportTraffic(b *testing.B, n int, d testenv.Traffic) {
 	b.Helper()
 	if n <= 0 {
 		return
@@ -281,4 +291,27 @@ func uuid() string {
 	u[8] = u[8]&0x3f | 0x80
 	h := hex.EncodeToString(u[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// deleteEmpty deletes every node under root (root included) that has no
+// children and no ephemeral owner, deepest first, so that a parent left
+// childless goes too: what the server's reaping of containers does, for the
+// benchmarks' server, which reaps them too seldom for a benchmark to wait
+// (once a minute, ZooKeeper's default). It cannot tell a container from an
+// empty persistent node, so it deletes those too.
+func deleteEmpty(b *testing.B, conn *zk.Conn, root string) error {
+	paths := append([]string{root}, zktest.Tree(b, conn, root)...)
+	for i := len(paths) - 1; i >= 0; i-- { // children after their parents in paths
+		ok, st, err := conn.Exists(paths[i])
+		switch {
+		case err != nil:
+			return fmt.Errorf("exists %s: %w", paths[i], err)
+		case !ok || st.NumChildren > 0 || st.EphemeralOwner != 0:
+			continue
+		}
+		if err := conn.Delete(paths[i], st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
+			return fmt.Errorf("delete %s: %w", paths[i], err)
+		}
+	}
+	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -73,7 +73,7 @@ func BenchmarkQueue(b *testing.B) {
 // runQueue runs rounds of queueRound with holder's lock and one waiter per
 // locker until b.Loop is done, and reports their means; B/waiter only if
 // perWaiterMemory.
-func runQueue(b *testing.B, p *zktest.Proxy, limits queueLimits, holder *locks.Mutex,
+func runQueue(b *testing.B, p *testenv.Proxy, limits queueLimits, holder *locks.Mutex,
 	lockers []func(context.Context) (*locks.Hold, error), perWaiterMemory bool) {
 	b.Helper()
 	// Once untimed, so that making the lock's directory is not measured.
@@ -105,10 +105,10 @@ func runQueue(b *testing.B, p *zktest.Proxy, limits queueLimits, holder *locks.M
 
 // queueResult is what one round measured.
 type queueResult struct {
-	memory  int64          // heap and stacks in use while queued, less before
-	queue   time.Duration  // from the first waiter's start until all queued
-	drain   time.Duration  // from the holder's release until all released
-	traffic zktest.Traffic // on the wire during the drain
+	memory  int64           // heap and stacks in use while queued, less before
+	queue   time.Duration   // from the first waiter's start until all queued
+	drain   time.Duration   // from the holder's release until all released
+	traffic testenv.Traffic // on the wire during the drain
 }
 
 func (r *queueResult) add(o queueResult) {
@@ -126,7 +126,7 @@ func (r *queueResult) add(o queueResult) {
 // session the lockers use must go through p, and nothing else through p
 // may send requests meanwhile. If the process maps more than maxMapped
 // bytes before the waiters are queued, it cancels them and fails.
-func queueRound(p *zktest.Proxy, maxMapped uint64, holder *locks.Mutex,
+func queueRound(p *testenv.Proxy, maxMapped uint64, holder *locks.Mutex,
 	lockers []func(context.Context) (*locks.Hold, error)) (queueResult, error) {
 	var r queueResult
 	held, err := holder.Lock(context.Background())

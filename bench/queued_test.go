@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 )
 
 // queuePoll is how often waitQueued looks at the waiters.
@@ -41,16 +41,16 @@ const queuePoll = time.Millisecond
 //
 // It gives up with the waiters' first error, or with a tooMuchMemoryError
 // once the process maps more than maxMapped bytes.
-func waitQueued(p *zktest.Proxy, n int, entered *atomic.Int64, failure *firstError, maxMapped uint64) (time.Time, error) {
+func waitQueued(p *testenv.Proxy, n int, entered *atomic.Int64, failure *firstError, maxMapped uint64) (time.Time, error) {
 	tick := time.NewTicker(queuePoll)
 	defer tick.Stop()
-	quiet := func() (zktest.Traffic, bool) {
+	quiet := func() (testenv.Traffic, bool) {
 		t := p.Traffic()
 		r, w := p.Pending()
 		return t, entered.Load() == int64(n) && r == 0 && w == 0
 	}
 	var since time.Time // the first look of the current quiet stretch; zero if none
-	var traffic zktest.Traffic
+	var traffic testenv.Traffic
 	for ; ; <-tick.C {
 		if err := failure.get(); err != nil {
 			return time.Time{}, err

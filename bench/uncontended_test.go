@@ -7,7 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -52,7 +52,7 @@ func benchCuratorUncontended(b *testing.B) {
 
 // rawSetup is the floors' session, through the proxy it returns, and their
 // lock's directory, a persistent one made beforehand.
-func rawSetup(b *testing.B) (*recipes.Session, *zktest.Proxy, string) {
+func rawSetup(b *testing.B) (*recipes.Session, *testenv.Proxy, string) {
 	admin, root := newRoot(b)
 	dir := root + "/floor"
 	ensurePersistent(b, admin, dir)

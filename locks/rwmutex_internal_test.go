@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestWriteHoldUnmarkedOnlyBeforeItsRelease: a downgrade drops the write
@@ -17,7 +17,7 @@ import (
 // the mark already: the hold refuses, and RLock then queues as an ordinary
 // read lock instead of downgrading.
 func TestWriteHoldUnmarkedOnlyBeforeItsRelease(t *testing.T) {
-	servers := zktest.ServersT(t)
+	servers := zktest.Servers(t)
 	root := zktest.Root(t, zktest.Connect(t, servers))
 	ctx := context.Background()
 	sess, err := recipes.Connect(ctx, servers)

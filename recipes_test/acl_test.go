@@ -17,8 +17,9 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
 	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // The credentials of the tests' ACL'd locks.
@@ -66,7 +67,7 @@ func TestCreatorOnlyACL(t *testing.T) {
 
 	// The same identity, from a session whose connection is cut and comes
 	// back (its credentials are sent again), takes the lock next.
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	states := make(stateLog, 16)
 	s := connectAs(t, aclUser, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener))
 	proxy.Cut()
@@ -91,7 +92,7 @@ func TestCreatorOnlyACL(t *testing.T) {
 // userPassword, for looking at ACL'd nodes.
 func connectAsAdmin(t *testing.T, userPassword string) *zk.Conn {
 	t.Helper()
-	conn := zktest.Connect(t, zktest.ServersT(t))
+	conn := zktest.Connect(t, zktest.Servers(t))
 	require.NoError(t, conn.AddAuth("digest", []byte(userPassword)))
 	return conn
 }
@@ -136,7 +137,7 @@ func TestAuthAndACLBadInput(t *testing.T) {
 		"nobody may create":         {recipes.WithACL([]zk.ACL{{Perms: zk.PermAll &^ zk.PermCreate, Scheme: "world", ID: "anyone"}})},
 		"nobody may delete":         {recipes.WithACL([]zk.ACL{{Perms: zk.PermRead | zk.PermCreate, Scheme: "world", ID: "anyone"}})},
 	} {
-		_, err := recipes.Connect(bg(), zktest.ServersT(t), append(opts, dialer)...)
+		_, err := recipes.Connect(bg(), zktest.Servers(t), append(opts, dialer)...)
 		assert.ErrorIs(t, err, recipes.ErrInvalid, name)
 		assert.NotContains(t, err.Error(), "justauser", "%s: credentials in the error", name)
 	}
@@ -146,7 +147,7 @@ func TestAuthAndACLBadInput(t *testing.T) {
 	// that CreatorOnly can give the nodes to: not refused.
 	ctx, cancel := context.WithTimeout(bg(), 100*time.Millisecond)
 	defer cancel()
-	_, err := recipes.Connect(ctx, zktest.ServersT(t), dialer, recipes.WithACL(recipes.CreatorOnly()),
+	_, err := recipes.Connect(ctx, zktest.Servers(t), dialer, recipes.WithACL(recipes.CreatorOnly()),
 		recipes.WithTLS(&tls.Config{Certificates: []tls.Certificate{{}}}))
 	assert.NotErrorIs(t, err, recipes.ErrInvalid)
 }

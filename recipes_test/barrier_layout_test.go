@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes/barriers"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestBarrierWaitOnALockPathFails: a path a lock uses is no barrier (its node
@@ -56,7 +56,7 @@ func TestBarrierWaitOnCuratorsLayout(t *testing.T) {
 	b := newBarrier(t, connect(t), path)
 	go func() { done <- b.Wait(bg()) }()
 	eventually(t, "the waiter to watch the barrier", func() bool {
-		out := wchp(t, zktest.ServersT(t)[0])
+		out := wchp(t, zktest.Servers(t)[0])
 		return countLines(out, path) >= 1
 	})
 	select {

@@ -15,7 +15,8 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 func newBarrier(t *testing.T, s *recipes.Session, path string) *barriers.Barrier {
@@ -49,7 +50,7 @@ func TestBarrierReleasesEveryWaiter(t *testing.T) {
 	}
 	// Each waiter has a watch on the barrier once the server lists it.
 	eventually(t, "waiters to watch the barrier", func() bool {
-		out := wchp(t, zktest.ServersT(t)[0])
+		out := wchp(t, zktest.Servers(t)[0])
 		return countLines(out, path) >= 3
 	})
 	select {
@@ -83,7 +84,7 @@ func TestBarrierWaitWithoutBarrierReturnsAtOnce(t *testing.T) {
 // waiter that loses the server must fail, not pass.
 func TestBarrierWaitFailsWhenTheServerStops(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartT(t)
+	srv := zktest.Start(t)
 	s := connectTo(t, srv.Servers())
 	b := newBarrier(t, s, "/barrier")
 	require.NoError(t, b.Set(bg()))
@@ -169,7 +170,7 @@ func TestDoubleBarrierNoEarlyEnter(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/double"
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	states := make(stateLog, 16)
 	s := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener))
 	first := newDoubleBarrier(t, s, path, 3)
@@ -287,7 +288,7 @@ func TestDoubleBarrierRecoversFromLostCreateReply(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/double"
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	b := newDoubleBarrier(t, connect(t, recipes.WithDialer(proxy.Dialer)), path, 1)
 	dropped := proxy.DropReply(func(op int32, p string) bool {
 		return (op == opCreate || op == opCreate2) && p == b.Node()
@@ -342,7 +343,7 @@ func TestDoubleBarrierCountedMemberEntersAfterReadyGoes(t *testing.T) {
 	path := root + "/db"
 	s, proxy := connectCounted(t)
 	listed := proxy.Counter(func(op int32, p string) bool {
-		return (op == zktest.OpGetChildren || op == zktest.OpGetChildren2) && p == path
+		return (op == testenv.OpGetChildren || op == testenv.OpGetChildren2) && p == path
 	})
 	a := newDoubleBarrier(t, s, path, 2)
 	c := newDoubleBarrier(t, connect(t), path, 2)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestChroot: sessions chrooted at different paths do not see each other's
@@ -20,7 +20,7 @@ func TestChroot(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	a := connect(t, recipes.WithChroot(root+"/a"))
-	servers := strings.Join(zktest.ServersT(t), ",") + root + "/b" // ZooKeeper's own syntax
+	servers := strings.Join(zktest.Servers(t), ",") + root + "/b" // ZooKeeper's own syntax
 	b := connectTo(t, []string{servers})
 	assert.Equal(t, root+"/b", b.Chroot())
 
@@ -64,7 +64,7 @@ func TestChroot(t *testing.T) {
 // before anything is dialled.
 func TestChrootBadInput(t *testing.T) {
 	t.Parallel()
-	servers := strings.Join(zktest.ServersT(t), ",")
+	servers := strings.Join(zktest.Servers(t), ",")
 	for _, c := range []struct {
 		servers []string
 		opts    []recipes.Option

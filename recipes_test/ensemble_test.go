@@ -9,15 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestMutexSurvivesLeaderRestart restarts the ensemble's leader while one
 // client holds the lock and another waits: sessions move to other servers,
 // the hold is never lost, and the waiter gets the lock once it is released.
 func TestMutexSurvivesLeaderRestart(t *testing.T) {
-	e := zktest.StartEnsembleT(t, 3)
+	e := zktest.StartEnsemble(t, 3)
 	admin := zktest.Connect(t, e.Servers())
 	path := zktest.Root(t, admin) + "/lock"
 	// Long enough to ride out an election.
@@ -46,7 +46,7 @@ func TestMutexSurvivesLeaderRestart(t *testing.T) {
 // within the session timeout. Once the quorum is back, the lock can be taken
 // again.
 func TestMutexQuorumLoss(t *testing.T) {
-	e := zktest.StartEnsembleT(t, 3)
+	e := zktest.StartEnsemble(t, 3)
 	admin := zktest.Connect(t, e.Servers())
 	path := zktest.Root(t, admin) + "/lock"
 	s := connectTo(t, e.Servers(), recipes.WithSessionTimeout(testSessionTimeout))

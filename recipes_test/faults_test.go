@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // Opcodes of the requests that create a node.
@@ -63,7 +64,7 @@ func TestMutexHolderLearnsOfLossFirst(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	holderSession := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithSessionTimeout(testSessionTimeout))
 	holder := newMutex(t, holderSession, path)
 	heldA, err := holder.Lock(bg())
@@ -108,7 +109,7 @@ func TestMutexSurvivesShortDisconnect(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	states := make(stateLog, 16)
 	s := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener))
 	m := newMutex(t, s, path)
@@ -135,7 +136,7 @@ func TestMutexRecoversNodeAfterLostCreateReply(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	s := connect(t, recipes.WithDialer(proxy.Dialer))
 	m := newMutex(t, s, path)
 	dropped := proxy.DropReply(func(op int32, p string) bool {
@@ -167,7 +168,7 @@ func TestMutexRecoversNodeAfterLostCreateReply(t *testing.T) {
 func TestNewSessionWrapsAConnection(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	conn, events, err := zk.Connect(zktest.ServersT(t), testSessionTimeout, zk.WithLogger(quiet{}))
+	conn, events, err := zk.Connect(zktest.Servers(t), testSessionTimeout, zk.WithLogger(quiet{}))
 	require.NoError(t, err)
 	defer conn.Close()
 	s, err := recipes.NewSession(bg(), conn, events, recipes.WithSessionTimeout(testSessionTimeout))
@@ -198,7 +199,7 @@ func TestNewSessionEndedStillDeletesItsNodes(t *testing.T) {
 			t.Parallel()
 			admin, root := newRoot(t)
 			path := root + "/lock"
-			proxy := zktest.ProxyT(t)
+			proxy := testenv.ProxyT(t)
 			// ZooKeeper grants 20 s; the Session is told less, the
 			// safe direction, so that it gives up first.
 			conn, events, err := zk.Connect([]string{proxy.Addr()}, 20*time.Second, zk.WithLogger(quiet{}))
@@ -243,7 +244,7 @@ func (quiet) Printf(string, ...any) {}
 // the hold and its session, which the server will tell of the expiry.
 func expiredHold(t *testing.T, admin *zk.Conn, path string, opts ...recipes.Option) (*locks.Hold, *recipes.Session) {
 	t.Helper()
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	conn, events, err := zk.Connect([]string{proxy.Addr()}, testSessionTimeout, zk.WithLogger(quiet{}))
 	require.NoError(t, err)
 	t.Cleanup(conn.Close)
@@ -290,7 +291,7 @@ func TestNewSessionSendsNothingWhileSuspended(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	path := root + "/lock"
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	// Several addresses, as for an ensemble, all through the proxy: after
 	// an expiry go-zookeeper moves on to the next and opens a new session.
 	conn, events, err := zk.Connect([]string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}, testSessionTimeout,

@@ -16,7 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // A server that accepts a connection and never answers it (ZooKeeper 3.8.0
@@ -29,10 +30,10 @@ import (
 // connection until its reconnect lands there: it moves on to a real server
 // with its session and its hold.
 func TestReconnectSkipsASilentServer(t *testing.T) {
-	e := zktest.StartEnsembleT(t, 3)
+	e := zktest.StartEnsemble(t, 3)
 	admin := zktest.Connect(t, e.Servers())
 	path := zktest.Root(t, admin) + "/lock"
-	silent := zktest.SilentT(t)
+	silent := testenv.SilentT(t)
 	servers := append([]string{silent.Addr()}, e.Servers()...)
 	d := dials{refused: silent.Addr()} // until the lock is held
 	// Twice the usual timeout, so that a handshake slowed by a loaded
@@ -80,7 +81,7 @@ func TestReconnectSkipsASilentServer(t *testing.T) {
 // when it is released.
 func TestStandaloneRestartWithASilentStartup(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartT(t)
+	srv := zktest.Start(t)
 	// Long enough to ride out a JVM restart on a loaded machine.
 	const timeout = 40 * time.Second
 	long := recipes.WithSessionTimeout(timeout)
@@ -98,11 +99,11 @@ func TestStandaloneRestartWithASilentStartup(t *testing.T) {
 	type client struct {
 		s        *recipes.Session
 		id       int64
-		silent   *zktest.Silent
+		silent   *testenv.Silent
 		starting atomic.Bool // dials reach the silent listener
 	}
 	connectClient := func() *client {
-		c := &client{silent: zktest.SilentT(t)}
+		c := &client{silent: testenv.SilentT(t)}
 		dial := func(network, addr string, d time.Duration) (net.Conn, error) {
 			if c.starting.Load() {
 				addr = c.silent.Addr()
@@ -181,8 +182,8 @@ func redial(network, addr string, timeout time.Duration) (net.Conn, error) {
 // up on too, and Connect gets its session from the next attempt.
 func TestTLSConnectSkipsASilentServer(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartTLST(t)
-	silent := zktest.SilentTLST(t, srv.CA.ServerConfig(t))
+	srv := testenv.StartTLST(t)
+	silent := testenv.SilentTLST(t, srv.CA.ServerConfig(t))
 	var first atomic.Bool
 	dial := func(network, addr string, d time.Duration) (net.Conn, error) {
 		if first.CompareAndSwap(false, true) {
@@ -211,7 +212,7 @@ func TestTLSConnectSkipsASilentServer(t *testing.T) {
 // tenth of the session timeout would be 100ms here).
 func TestConnectNamesASilentServer(t *testing.T) {
 	t.Parallel()
-	silent := zktest.SilentT(t)
+	silent := testenv.SilentT(t)
 	const timeout = time.Second
 	_, err := recipes.Connect(bg(), []string{silent.Addr()},
 		recipes.WithSessionTimeout(timeout), recipes.WithConnectTimeout(3*timeout))

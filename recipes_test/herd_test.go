@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // herd is a set of waiters, one session each, queued behind a holder. It
@@ -18,8 +19,8 @@ import (
 type herd struct {
 	t        *testing.T
 	sessions []*recipes.Session
-	proxies  []*zktest.Proxy // proxies[i] counts sessions[i]'s traffic
-	drops    []*atomic.Int32 // drops[i] counts sessions[i]'s suspensions
+	proxies  []*testenv.Proxy // proxies[i] counts sessions[i]'s traffic
+	drops    []*atomic.Int32  // drops[i] counts sessions[i]'s suspensions
 	acquired chan acquiredBy
 }
 
@@ -69,7 +70,7 @@ func (h *herd) flush(i int) {
 // done: its listing and watch come after it).
 func (h *herd) settled(prefix string, n int) {
 	eventually(h.t, "the waiters' watches", func() bool {
-		out := wchp(h.t, zktest.ServersT(h.t)[0])
+		out := wchp(h.t, zktest.Servers(h.t)[0])
 		return watchersUnder(out, prefix) >= n
 	})
 }

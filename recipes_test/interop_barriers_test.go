@@ -14,7 +14,7 @@ import (
 	"github.com/zkrecipes/recipes/barriers"
 	"github.com/zkrecipes/recipes/internal/curatortest"
 	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestDoubleBarrierInteropWithCurator: two Go members and two Java members
@@ -28,7 +28,7 @@ func TestDoubleBarrierInteropWithCurator(t *testing.T) {
 	admin, root := newRoot(t)
 	path := root + "/double"
 	log := filepath.Join(t.TempDir(), "events")
-	servers := curatortest.ServersArg(zktest.ServersT(t))
+	servers := curatortest.ServersArg(zktest.Servers(t))
 	const members = 4
 
 	var javaDone []<-chan error
@@ -85,7 +85,7 @@ func TestBarrierInteropWithCurator(t *testing.T) {
 	peer := curatortest.EnsureT(t)
 	_, root := newRoot(t)
 	path := root + "/gate"
-	servers := curatortest.ServersArg(zktest.ServersT(t))
+	servers := curatortest.ServersArg(zktest.Servers(t))
 
 	// Go sets, Java waits, Go removes.
 	goBarrier := newBarrier(t, connect(t), path)
@@ -93,7 +93,7 @@ func TestBarrierInteropWithCurator(t *testing.T) {
 	require.NoError(t, goBarrier.Set(bg()))
 	javaWait, _ := interopJava(t, peer, "barrier-wait", servers, path, "60000")
 	eventually(t, "the Java waiter to watch", func() bool {
-		out := wchp(t, zktest.ServersT(t)[0])
+		out := wchp(t, zktest.Servers(t)[0])
 		return countLines(out, path) >= 1
 	})
 	require.NoError(t, goBarrier.Remove(bg()))
@@ -122,7 +122,7 @@ func TestDoubleBarrierCountedMembersWithCurator(t *testing.T) {
 	admin, root := newRoot(t)
 	path := root + "/double"
 	log := filepath.Join(t.TempDir(), "events")
-	servers := curatortest.ServersArg(zktest.ServersT(t))
+	servers := curatortest.ServersArg(zktest.Servers(t))
 	const members = 3
 
 	var wg sync.WaitGroup

@@ -13,8 +13,8 @@ import (
 
 	"github.com/zkrecipes/recipes/internal/curatortest"
 	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // interopHold is how long every holder, Go or Java, keeps the lock.
@@ -94,7 +94,7 @@ func javaArgs(t *testing.T, i int, mode, path, log string, iterations int, extra
 // peerArgs is javaArgs with each hold lasting hold.
 func peerArgs(t *testing.T, i int, mode, path, log string, iterations int, hold time.Duration, extra ...string) []string {
 	t.Helper()
-	args := []string{mode, curatortest.ServersArg(zktest.ServersT(t)), path}
+	args := []string{mode, curatortest.ServersArg(zktest.Servers(t)), path}
 	args = append(args, extra...)
 	return append(args, strconv.Itoa(iterations), strconv.Itoa(int(hold/time.Millisecond)), log, curatortest.ClientID(i))
 }

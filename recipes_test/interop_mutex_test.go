@@ -16,8 +16,8 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/curatortest"
 	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // curatorNode is the name Curator's InterProcessMutex gives its nodes.
@@ -116,7 +116,7 @@ func TestMutexInteropParticipantsAndRevoke(t *testing.T) {
 	admin, root := newRoot(t)
 	path := root + "/lock"
 	log := filepath.Join(t.TempDir(), "events")
-	servers := curatortest.ServersArg(zktest.ServersT(t))
+	servers := curatortest.ServersArg(zktest.Servers(t))
 	javaID := curatortest.ClientID(0)
 
 	// A Java holder that would hold for two minutes, with a session that

@@ -14,8 +14,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 func TestMain(m *testing.M) {
@@ -52,14 +53,14 @@ const waitLong = 30 * time.Second
 // they are closed before the check.
 func newRoot(t *testing.T) (*zk.Conn, string) {
 	t.Helper()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	return admin, zktest.Root(t, admin)
 }
 
 // newOwnRoot is newRoot on a server of the test's own, started with opts.
 func newOwnRoot(t *testing.T, opts ...zktest.Option) (*zktest.Server, *zk.Conn, string) {
 	t.Helper()
-	srv := zktest.StartT(t, opts...)
+	srv := zktest.Start(t, opts...)
 	admin := zktest.Connect(t, srv.Servers())
 	return srv, admin, zktest.Root(t, admin)
 }
@@ -72,7 +73,7 @@ var smallBuffer = zktest.WithSystemProperty("jute.maxbuffer", "8192")
 // opts say otherwise), closed when t ends.
 func connect(t *testing.T, opts ...recipes.Option) *recipes.Session {
 	t.Helper()
-	return connectTo(t, zktest.ServersT(t), opts...)
+	return connectTo(t, zktest.Servers(t), opts...)
 }
 
 // connectTo opens a session to servers, closed when t ends.
@@ -89,10 +90,10 @@ func connectTo(t *testing.T, servers []string, opts ...recipes.Option) *recipes.
 
 // connectCounted opens a session through a proxy of its own, whose Traffic
 // counts the session's requests and watch notifications.
-func connectCounted(t *testing.T, opts ...recipes.Option) (*recipes.Session, *zktest.Proxy) {
+func connectCounted(t *testing.T, opts ...recipes.Option) (*recipes.Session, *testenv.Proxy) {
 	t.Helper()
-	p := zktest.ProxyT(t)
-	return connectTo(t, zktest.ServersT(t), append(opts, recipes.WithDialer(p.Dialer))...), p
+	p := testenv.ProxyT(t)
+	return connectTo(t, zktest.Servers(t), append(opts, recipes.WithDialer(p.Dialer))...), p
 }
 
 func newMutex(t *testing.T, s *recipes.Session, path string, opts ...recipes.NodeOption) *locks.Mutex {
@@ -160,7 +161,7 @@ func lockAndUnlock(l locks.Locker, entered *atomic.Bool) <-chan error {
 // the second a four-letter word usually needs.
 func wchp(t *testing.T, addr string) string {
 	t.Helper()
-	out, err := zktest.FourLetterWord(addr, "wchp", waitLong)
+	out, err := testenv.FourLetterWord(addr, "wchp", waitLong)
 	require.NoError(t, err)
 	return out
 }

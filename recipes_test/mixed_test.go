@@ -12,8 +12,8 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // liveNodes returns every node under p (p included) that a session owns,
@@ -166,7 +166,7 @@ func TestRecipesRefuseAPathAnotherUses(t *testing.T) {
 // server takes a minute, and refuses the path's own recipe meanwhile.
 func TestRefusedRecipeCreatesNothing(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartT(t, zktest.WithSystemProperty("znode.container.checkIntervalMs", "3600000"))
+	srv := zktest.Start(t, zktest.WithSystemProperty("znode.container.checkIntervalMs", "3600000"))
 	admin := zktest.Connect(t, srv.Servers())
 	first, second := connectTo(t, srv.Servers()), connectTo(t, srv.Servers())
 	uses := []recipeUse{mutexUse, writeUse, readUse, semUse, semMutexUse, doubleUse, barrierUse}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -180,7 +180,7 @@ func TestHoldOutlivesAcquireDeadline(t *testing.T) {
 func TestUnlockAfterLossEndsWithLoss(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	s := connect(t, recipes.WithDialer(proxy.Dialer))
 	m := newMutex(t, s, root+"/lock")
 	held, err := m.Lock(bg())
@@ -200,7 +200,7 @@ func TestUnlockAfterLossEndsWithLoss(t *testing.T) {
 // releaseUnaware deletes h's node behind its back and releases h before the
 // deletion's notification can reach it: the proxy holds everything the
 // server sends until Release has sent its delete.
-func releaseUnaware(t *testing.T, proxy *zktest.Proxy, admin *zk.Conn, h *locks.Hold) error {
+func releaseUnaware(t *testing.T, proxy *testenv.Proxy, admin *zk.Conn, h *locks.Hold) error {
 	t.Helper()
 	proxy.StallDown()
 	defer proxy.Restore()

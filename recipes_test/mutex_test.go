@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -228,7 +228,7 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 		held *locks.Hold
 	}
 	sessions := make([]*recipes.Session, waiters)
-	proxies := make([]*zktest.Proxy, waiters) // proxies[i] counts sessions[i]'s traffic
+	proxies := make([]*testenv.Proxy, waiters) // proxies[i] counts sessions[i]'s traffic
 	got := make(chan acquired)
 	errs := make(chan error, waiters)
 	for i := range waiters {
@@ -263,7 +263,7 @@ func TestMutexFIFOAndOneWakeupPerRelease(t *testing.T) {
 	release := func(h *locks.Hold) { require.NoError(t, h.Release(bg())) }
 	var events int64
 	for next := range waiters {
-		before := make([]zktest.Traffic, waiters)
+		before := make([]testenv.Traffic, waiters)
 		for i := next; i < waiters; i++ {
 			flush(i)
 			before[i] = proxies[i].Traffic()

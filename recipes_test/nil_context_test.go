@@ -10,8 +10,8 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // noCtx is a nil context, as a caller's variable may be (a literal nil is
@@ -74,9 +74,9 @@ func TestNilContextIsRefused(t *testing.T) {
 		}},
 		{"recipes: Session.Delete", func() error { return s.Delete(noCtx, root) }},
 		{"recipes: Session.WaitConnected", func() error { return s.WaitConnected(noCtx) }},
-		{"recipes: Connect", func() error { _, err := recipes.Connect(noCtx, zktest.ServersT(t)); return err }},
+		{"recipes: Connect", func() error { _, err := recipes.Connect(noCtx, zktest.Servers(t)); return err }},
 		{"recipes: NewSession", func() error {
-			conn, events, err := zk.Connect(zktest.ServersT(t), testSessionTimeout, zk.WithLogInfo(false))
+			conn, events, err := zk.Connect(zktest.Servers(t), testSessionTimeout, zk.WithLogInfo(false))
 			require.NoError(t, err)
 			defer conn.Close()
 			_, err = recipes.NewSession(noCtx, conn, events)

@@ -13,8 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // The partitions of issue 8: in each, the cut-off holder must be told of its
@@ -108,7 +109,7 @@ func race(t *testing.T, admin *zk.Conn, path string, holder, waiter *recipes.Ses
 func TestLossBeforeHandOffOneWayPartition(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	timeout := recipes.WithSessionTimeout(partitionTimeout)
 	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout, defaultTick)
 
@@ -184,7 +185,7 @@ func changeConfig(conn *zk.Conn, path string, stop <-chan struct{}) {
 func TestLossBeforeHandOffBlackHole(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	timeout := recipes.WithSessionTimeout(partitionTimeout)
 	holder := connect(t, recipes.WithDialer(proxy.Dialer), timeout, defaultTick)
 	margin := lossRace(t, admin, root+"/lock", holder, connect(t, timeout), func() {
@@ -203,7 +204,7 @@ func TestLossBeforeHandOffBlackHole(t *testing.T) {
 func TestLossBeforeHandOffIsolatedFollower(t *testing.T) {
 	t.Parallel()
 	const tick, syncLimit = 200 * time.Millisecond, 25 // the follower answers for 5 s
-	e := zktest.StartEnsembleT(t, 3, zktest.WithPeerProxies(),
+	e := zktest.StartEnsemble(t, 3, zktest.WithPeerProxies(),
 		zktest.WithConfig("tickTime", fmt.Sprint(tick.Milliseconds())),
 		zktest.WithConfig("syncLimit", fmt.Sprint(syncLimit)))
 	require.Greater(t, syncLimit*tick, partitionTimeout, "the follower must outlive the session")
@@ -251,9 +252,9 @@ func TestLossBeforeHandOffNewSession(t *testing.T) {
 		t.Run(map[bool]string{false: "queued", true: "mid-read"}[faultFirst], func(t *testing.T) {
 			t.Parallel()
 			admin, root := newRoot(t)
-			proxy := zktest.ProxyT(t)
+			proxy := testenv.ProxyT(t)
 			timeout := recipes.WithSessionTimeout(partitionTimeout)
-			holder := newSessionOver(t, zktest.ServersT(t), proxy.Dialer, timeout)
+			holder := newSessionOver(t, zktest.Servers(t), proxy.Dialer, timeout)
 			margin, lag := race(t, admin, root+"/lock", holder, connect(t, timeout), func() {
 				proxy.StallUp()
 				t.Cleanup(proxy.Restore)
@@ -295,8 +296,8 @@ func newSessionOver(t *testing.T, servers []string, dial zk.Dialer, opts ...reci
 // lock is handed on: its deadline follows the new grant.
 func TestLossBeforeHandOffAfterTimeoutShrinks(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartT(t)
-	proxy, err := zktest.NewProxy(srv.Addr())
+	srv := zktest.Start(t)
+	proxy, err := testenv.NewProxy(srv.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
 	const path = "/shrinks/lock"

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // workerEnv makes the test binary a worker process instead of running tests:
@@ -145,7 +145,7 @@ func startWorkers(t *testing.T, n int, path, file string, iterations int, hold t
 		cmd := exec.Command(exe, "-test.run=^$")
 		cmd.Env = append(os.Environ(),
 			fmt.Sprintf("%s=%s|%s|%d|%s", workerEnv, path, file, iterations, hold),
-			zktest.ServersEnv+"="+strings.Join(zktest.ServersT(t), ","))
+			zktest.ServersEnv+"="+strings.Join(zktest.Servers(t), ","))
 		cmd.Stderr = os.Stderr
 		require.NoError(t, cmd.Start())
 		cmds[i] = cmd

@@ -19,8 +19,8 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // queued returns how many goroutines of s are queued for the mutex at path in
@@ -256,7 +256,7 @@ func TestQueueAcrossSessions(t *testing.T) {
 // server's "wchp" four-letter word.
 func watchedBy(t *testing.T, path string, id int64) bool {
 	t.Helper()
-	return watchedOn(t, zktest.ServersT(t)[0], path, id)
+	return watchedOn(t, zktest.Servers(t)[0], path, id)
 }
 
 // watchedOn is watchedBy on the given server.
@@ -280,7 +280,7 @@ func watchedOn(t *testing.T, server, path string, id int64) bool {
 // root.
 func marksWatched(t *testing.T, root string) bool {
 	t.Helper()
-	out := wchp(t, zktest.ServersT(t)[0])
+	out := wchp(t, zktest.Servers(t)[0])
 	for line := range strings.SplitSeq(out, "\n") {
 		if strings.HasPrefix(line, root+"/") && strings.HasSuffix(line, ".released") {
 			return true

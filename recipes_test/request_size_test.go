@@ -17,7 +17,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -304,7 +304,7 @@ func TestHoldMultiRefusesOversizedOps(t *testing.T) {
 func TestDroppedRequestFailsOnlyItsCall(t *testing.T) {
 	t.Parallel()
 	srv, admin, root := newOwnRoot(t, smallBuffer)
-	proxy, err := zktest.NewProxy(srv.Addr())
+	proxy, err := testenv.NewProxy(srv.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
 	s := connectTo(t, srv.Servers(), recipes.WithDialer(proxy.Dialer), recipes.WithSessionTimeout(10*time.Second))
@@ -313,7 +313,7 @@ func TestDroppedRequestFailsOnlyItsCall(t *testing.T) {
 	require.NoError(t, err)
 	big := newMutex(t, s, root+"/big", recipes.WithData(make([]byte, 16<<10)))
 	creates := proxy.Counter(func(op int32, path string) bool {
-		return op == zktest.OpCreate && strings.HasPrefix(path, root+"/big/")
+		return op == testenv.OpCreate && strings.HasPrefix(path, root+"/big/")
 	})
 	ctx, cancel := context.WithTimeout(bg(), waitLong)
 	defer cancel()

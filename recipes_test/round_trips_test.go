@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // freeOps is how many free acquisitions each recipe makes while its
@@ -46,7 +47,7 @@ func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 			}
 		}
 	})
-	p, err := zktest.NewProxy(srv.Servers()[0])
+	p, err := testenv.NewProxy(srv.Servers()[0])
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	s := connectTo(t, srv.Servers(), recipes.WithDialer(p.Dialer))
@@ -102,7 +103,7 @@ func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 
 		relists := sent.Relists()
 		listings := p.Counter(func(op int32, path string) bool {
-			return op == zktest.OpGetChildren2 && path == c.dir
+			return op == testenv.OpGetChildren2 && path == c.dir
 		})
 		p.StallDown()
 		type result struct {
@@ -151,7 +152,7 @@ func TestDoubleBarrierLastMemberEntersInTwoRoundTrips(t *testing.T) {
 
 	s, p := connectCounted(t)
 	listings := p.Counter(func(op int32, node string) bool {
-		return (op == zktest.OpGetChildren || op == zktest.OpGetChildren2) && node == path
+		return (op == testenv.OpGetChildren || op == testenv.OpGetChildren2) && node == path
 	})
 	last := newDoubleBarrier(t, s, path, 2)
 	eventually(t, "the first member to wait", func() bool {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -386,9 +386,9 @@ func lockInBackgroundWith(lock func(context.Context) (*locks.Hold, error)) <-cha
 }
 
 // countListings counts the listings of path that p's session sends.
-func countListings(p *zktest.Proxy, path string) func() int64 {
+func countListings(p *testenv.Proxy, path string) func() int64 {
 	return p.Counter(func(op int32, at string) bool {
-		return (op == zktest.OpGetChildren || op == zktest.OpGetChildren2) && at == path
+		return (op == testenv.OpGetChildren || op == testenv.OpGetChildren2) && at == path
 	})
 }
 

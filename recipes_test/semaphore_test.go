@@ -14,7 +14,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -431,7 +431,7 @@ func TestSemaphoreGateHandsOffWithAMark(t *testing.T) {
 	eventually(t, "C to watch B's gate node", func() bool { return watchedBy(t, nodes[0], sc.ID()) })
 	sd, pd := connectCounted(t)
 	listings := pd.Counter(func(op int32, p string) bool {
-		return (op == zktest.OpGetChildren || op == zktest.OpGetChildren2) && p == gate
+		return (op == testenv.OpGetChildren || op == testenv.OpGetChildren2) && p == gate
 	})
 	d := acquire(sd) // third
 	eventually(t, "D at the gate", func() bool { return len(children(t, admin, gate)) == 3 })

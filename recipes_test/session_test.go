@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 )
 
 // TestSessionDeleteGoesOnInTheBackground: a Delete whose context ends while
@@ -23,7 +23,7 @@ import (
 func TestSessionDeleteGoesOnInTheBackground(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	states := make(stateLog, 16)
 	s := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener),
 		recipes.WithSessionTimeout(10*time.Second))
@@ -57,7 +57,7 @@ func TestSessionDeleteGoesOnInTheBackground(t *testing.T) {
 func TestSessionRetryAcrossADisconnect(t *testing.T) {
 	t.Parallel()
 	_, root := newRoot(t)
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	states := make(stateLog, 16)
 	s := connect(t, recipes.WithDialer(proxy.Dialer), recipes.WithStateListener(states.listener),
 		recipes.WithSessionTimeout(10*time.Second))
@@ -124,7 +124,7 @@ func TestConnectUnreachable(t *testing.T) {
 // called; the session must not count the wait against it.
 func TestConnectToALateServer(t *testing.T) {
 	t.Parallel()
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	proxy.Cut() // refuses every connection until Restore
 	const timeout = 2 * time.Second
 	type result struct {

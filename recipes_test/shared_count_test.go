@@ -14,8 +14,8 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/curatortest"
 	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestSharedCountSemaphoreWithCurator: a Go semaphore and Curator's
@@ -31,7 +31,7 @@ func TestSharedCountSemaphoreWithCurator(t *testing.T) {
 	require.NoError(t, locks.SetSharedCount(bg(), s, countPath, 1))
 	log := filepath.Join(t.TempDir(), "events")
 	javaDone, _ := interopJava(t, curatortest.EnsureT(t), "semaphore-count",
-		curatortest.ServersArg(zktest.ServersT(t)), path, countPath, "1", "4000", log, curatortest.ClientID(0))
+		curatortest.ServersArg(zktest.Servers(t)), path, countPath, "1", "4000", log, curatortest.ClientID(0))
 	interopLogged(t, log, curatortest.ClientID(0))
 
 	sem, err := locks.NewSharedCountSemaphore(s, path, countPath)

@@ -15,8 +15,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // syncBuffer is a bytes.Buffer for a logger that several goroutines use.
@@ -73,7 +74,7 @@ func TestTelemetry(t *testing.T) {
 		assert.NoError(t, err)
 		got <- h
 	}()
-	waitQueued(t, zktest.Connect(t, zktest.ServersT(t)), path, 2)
+	waitQueued(t, zktest.Connect(t, zktest.Servers(t)), path, 2)
 	require.NoError(t, other.Release(bg()))
 	h = <-got
 	revoked := h.Revoked() // the holder listens for revocation
@@ -81,7 +82,7 @@ func TestTelemetry(t *testing.T) {
 	<-revoked
 	require.NoError(t, h.Release(bg()))
 
-	proxy := zktest.ProxyT(t)
+	proxy := testenv.ProxyT(t)
 	doomed := connect(t, append(observed, recipes.WithDialer(proxy.Dialer))...)
 	lost, err := newMutex(t, doomed, path).Lock(bg()) // 5: acquired, then lost
 	require.NoError(t, err)
@@ -89,7 +90,7 @@ func TestTelemetry(t *testing.T) {
 	<-lost.Done()
 	<-doomed.Done()
 	proxy.Restore()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	eventually(t, "the lost session's node to expire", func() bool { return len(children(t, admin, path)) == 0 })
 
 	// 6: acquired, then lost when the server expires the session: a session

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 )
 
 // TestTLS: a mutex and a barrier over TLS, against a real server's
@@ -18,7 +18,7 @@ import (
 // refused, and Connect says why.
 func TestTLS(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartTLST(t)
+	srv := testenv.StartTLST(t)
 	s, err := recipes.Connect(bg(), []string{srv.SecureAddr}, recipes.WithTLS(srv.CA.ClientConfig()))
 	require.NoError(t, err)
 	defer s.Close()
@@ -36,7 +36,7 @@ func TestTLS(t *testing.T) {
 	assert.True(t, up)
 	require.NoError(t, b.Remove(bg()))
 
-	other := zktest.NewCA(t, "some other CA")
+	other := testenv.NewCA(t, "some other CA")
 	_, err = recipes.Connect(bg(), []string{srv.SecureAddr}, recipes.WithTLS(other.ClientConfig()),
 		recipes.WithConnectTimeout(2*time.Second))
 	var unknown x509.UnknownAuthorityError

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -36,7 +36,7 @@ type failingConn struct {
 }
 
 func (c *failingConn) Write(p []byte) (int, error) {
-	if len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == zktest.OpDelete && c.w.armed.CompareAndSwap(true, false) {
+	if len(p) >= 12 && int32(binary.BigEndian.Uint32(p[8:])) == testenv.OpDelete && c.w.armed.CompareAndSwap(true, false) {
 		c.w.failed.Add(1)
 		_ = c.Conn.Close()
 		return 0, &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestAuthAndACLFlags: a lock taken with --auth and --acl creator belongs
@@ -18,12 +18,12 @@ import (
 // holder with them.
 func TestAuthAndACLFlags(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/acl/lock"
 	holder := command(t, "--auth", "digest:ops:pw", "--acl", "creator", "lock", path, "--", "sleep", "60")
 	require.NoError(t, holder.Start())
 	defer stop(holder)
-	owner := zktest.Connect(t, zktest.ServersT(t))
+	owner := zktest.Connect(t, zktest.Servers(t))
 	require.NoError(t, owner.AddAuth("digest", []byte("ops:pw")))
 	eventually(t, func() bool { return len(lockNodes(t, owner, path)) == 1 })
 	acl, _, err := owner.GetACL(path)
@@ -62,7 +62,7 @@ func TestAuthAndACLFlags(t *testing.T) {
 // a usage error that names the variable (not the credentials).
 func TestAccessFromTheEnvironment(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	bad := command(t, "lock", path, "--", "true")
 	bad.Env = append(os.Environ(), "ZKRECIPES_ACL=digest:x")
@@ -85,9 +85,9 @@ func TestAccessFromTheEnvironment(t *testing.T) {
 // same chroot sees it by its relative path.
 func TestChrootInServers(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
-	servers := strings.Join(zktest.ServersT(t), ",") + root + "/app"
+	servers := strings.Join(zktest.Servers(t), ",") + root + "/app"
 	holder := exec.Command(binary, "--servers", servers, "lock", "/jobs/x", "--", "sleep", "60")
 	require.NoError(t, holder.Start())
 	defer stop(holder)

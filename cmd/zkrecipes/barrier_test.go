@@ -16,13 +16,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestDoubleBarrierStartsCommandsTogether: three invocations; no command
 // starts before the third member arrives, and all finish.
 func TestDoubleBarrierStartsCommandsTogether(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/batch"
 	log := filepath.Join(t.TempDir(), "log")
 	args := []string{"double-barrier", path, "--members", "3", "--", "sh", "-c", `echo "start $$" >> "$1"`, "sh", log}
@@ -59,7 +59,7 @@ func TestDoubleBarrierStartsCommandsTogether(t *testing.T) {
 }
 
 func TestDoubleBarrierTimeoutExits75AndLeavesNoNode(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/batch"
 	code, _, stderr := zkrecipes(t, "double-barrier", path, "--members", "2", "--timeout", "300ms", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 75, code, stderr)
@@ -70,7 +70,7 @@ func TestDoubleBarrierTimeoutExits75AndLeavesNoNode(t *testing.T) {
 // for 2 waits is refused (it would wait forever), and leaves no node.
 func TestDoubleBarrierMembersMismatchExits65(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/batch"
 	first := command(t, "double-barrier", path, "--members", "2", "--", "true")
 	require.NoError(t, first.Start())
@@ -83,7 +83,7 @@ func TestDoubleBarrierMembersMismatchExits65(t *testing.T) {
 }
 
 func TestBarrierCommands(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/gate"
 	code, _, stderr := zkrecipes(t, "barrier", "set", path, "--data", "release-manager")
 	require.Equal(t, 0, code, stderr)
@@ -108,7 +108,7 @@ func TestBarrierCommands(t *testing.T) {
 // TestRevokeStopsARevocableHolder: `revoke PATH` asks the holder to let go;
 // a `lock --revocable` stops its command and releases.
 func TestRevokeStopsARevocableHolder(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	holder := command(t, "lock", path, "--revocable", "--", "sleep", "30")
 	require.NoError(t, holder.Start())
@@ -129,7 +129,7 @@ func TestRevokeStopsARevocableHolder(t *testing.T) {
 // or is not a lock node exits 1 and changes nothing; a holder that does not
 // listen keeps its lock, and inspect says a revocation was asked for.
 func TestRevokeRefusesWhatIsNotALockNode(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	lock, sem := root+"/lock", root+"/sem"
 	holder := command(t, "lock", lock, "--", "sleep", "30")
@@ -163,7 +163,7 @@ func TestRevokeRefusesWhatIsNotALockNode(t *testing.T) {
 }
 
 func TestBarrierBadUsageExits64AndCreatesNothing(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	for _, args := range [][]string{
 		{"double-barrier", root + "/b", "--members", "0", "--", "true"},
@@ -251,7 +251,7 @@ func TestDemoWithoutServerSaysHowToGetOne(t *testing.T) {
 // transaction, with its path and --data, would be larger than ZooKeeper
 // takes is a usage error naming the limit, before anything is created.
 func TestOversizedDataExits64AndCreatesNothing(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	long := root + "/" + strings.Repeat("p", 100<<10)
 	data := strings.Repeat("d", 100<<10)

@@ -14,7 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // readPid waits for a command to write its pid, and a newline, into file.
@@ -49,7 +50,7 @@ func running(pid int) bool {
 // goes on once another holder can get the lock.
 func TestLostLockStopsAllTheCommandStarted(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	// The child ignores SIGTERM, and the shell stops at it.
@@ -69,7 +70,7 @@ func TestLostLockStopsAllTheCommandStarted(t *testing.T) {
 // expires; its command must not run on until then, and after.
 func TestKilledZkrecipesTakesItsCommandAlong(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	holder := command(t, "lock", path, "--", "sh", "-c", `echo $$ > "$1"; exec sleep 300`, "sh", pidfile)
@@ -88,9 +89,9 @@ func TestKilledZkrecipesTakesItsCommandAlong(t *testing.T) {
 // lock.
 func TestLostLockKillsBeforeTheNextHolder(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
-	p := zktest.ProxyT(t)
+	p := testenv.ProxyT(t)
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	holder := exec.Command(binary, "--servers", p.Addr(), "--session-timeout", "4s", "lock", path, "--",
 		"sh", "-c", `trap '' TERM; echo $$ > "$1"; while :; do sleep 0.05; done`, "sh", pidfile)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // closedPort returns a loopback address nothing listens on.
@@ -77,7 +77,7 @@ func TestConnectTimeout(t *testing.T) {
 // granted as asked is not.
 func TestSessionTimeoutBoundsAndGrant(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	for _, d := range []string{"1000h", "100us"} {
 		code, _, stderr := zkrecipes(t, "lock", path, "--session-timeout", d, "--", "true")
@@ -102,7 +102,7 @@ func TestSessionTimeoutBoundsAndGrant(t *testing.T) {
 // left) but not the errors.
 func TestQuietFlag(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	code, stdout, stderr := zkrecipes(t, "lock", root+"/free", "-q", "--", "echo", "ran")
 	assert.Equal(t, 0, code, stderr)
@@ -172,7 +172,7 @@ func waitingLine(t *testing.T, match func(string) bool, args ...string) string {
 // would).
 func TestSemaphoreWaitLineNamesWhoItWaitsFor(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	first := func(string) bool { return true }
 
@@ -191,7 +191,7 @@ func TestSemaphoreWaitLineNamesWhoItWaitsFor(t *testing.T) {
 // for /b names /b's holder, never itself as /a's.
 func TestMultilockWaitLineLeavesItselfOut(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	a, b := root+"/a", root+"/b"
 	holder := startHolding(t, "lock", b, "--data", "b-holder")
@@ -227,7 +227,7 @@ func TestBarrierHelpShowsOnlyItsExitStatuses(t *testing.T) {
 // uses is refused at once, not a wait for the lock's container to go.
 func TestBarrierWaitOnALockPathExits65(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/p"
 	holder := startHolding(t, "lock", path)
 	defer stop(holder)
@@ -241,7 +241,7 @@ func TestBarrierWaitOnALockPathExits65(t *testing.T) {
 // semaphore's gate and leases) as a recipe of their own; --json too.
 func TestInspectRecursive(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	for _, args := range [][]string{
 		{"lock", root + "/jobs/a/job", "--data", "job-holder"},

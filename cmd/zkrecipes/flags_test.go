@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestEachCommandHasItsOwnHelp: `COMMAND --help` and `help COMMAND` print
@@ -48,7 +48,7 @@ func TestEachCommandHasItsOwnHelp(t *testing.T) {
 // bad --auth and --acl values are refused; nothing is created.
 func TestFlagErrorsNameTheFlag(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	for _, c := range []struct {
 		args []string
@@ -97,7 +97,7 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 // is taken.
 func TestTryOnce(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	path := root + "/lock"
 	holder := command(t, "lock", path, "--data", "the-holder", "--", "sleep", "30")
@@ -133,7 +133,7 @@ func TestTryOnce(t *testing.T) {
 // is not a usage error but a conflict with what is at the path.
 func TestSemaphoreLeasesMismatchExits65(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/sem"
 	holder := command(t, "semaphore", path, "--leases", "3", "--", "sleep", "30")
 	require.NoError(t, holder.Start())
@@ -149,7 +149,7 @@ func TestSemaphoreLeasesMismatchExits65(t *testing.T) {
 // front of the queue.
 func TestSemaphoreCountPath(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	path, count := root+"/sem", root+"/count"
 	_, err := admin.Create(root, nil, 0, zk.WorldACL(zk.PermAll))

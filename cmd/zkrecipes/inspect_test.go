@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // inspectedNode is a node as `inspect --json` prints it.
@@ -101,7 +101,7 @@ func start(t *testing.T, args ...string) {
 // TestInspectEveryLayout runs inspect, as text and as JSON, on each layout:
 // who holds, who waits for which node, in queue order.
 func TestInspectEveryLayout(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 
 	t.Run("mutex", func(t *testing.T) {

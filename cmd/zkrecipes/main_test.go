@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // binary is the zkrecipes command, built once for these tests.
@@ -68,7 +68,7 @@ func zkrecipes(t *testing.T, args ...string) (int, string, string) {
 
 func command(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	full := append([]string{"--servers", strings.Join(zktest.ServersT(t), ","), "--session-timeout", "4s"}, args...)
+	full := append([]string{"--servers", strings.Join(zktest.Servers(t), ","), "--session-timeout", "4s"}, args...)
 	return exec.Command(binary, full...)
 }
 
@@ -107,7 +107,7 @@ func eventually(t *testing.T, cond func() bool) {
 }
 
 func TestLockRunsCommandsOneAtATime(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	dir := t.TempDir()
 	log := filepath.Join(dir, "log")
@@ -135,7 +135,7 @@ func TestLockRunsCommandsOneAtATime(t *testing.T) {
 }
 
 func TestLockPassesStatusAndEnvironment(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	code, stdout, stderr := zkrecipes(t, "lock", path, "--", "sh", "-c",
 		`echo "$ZKRECIPES_LOCK_PATH $ZKRECIPES_FENCING_TOKEN"; exit 7`)
@@ -148,7 +148,7 @@ func TestLockPassesStatusAndEnvironment(t *testing.T) {
 }
 
 func TestLockTimeoutExits75AndLeavesNoNode(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	holder := command(t, "lock", path, "--data", "the-holder", "--", "sleep", "30")
 	require.NoError(t, holder.Start())
@@ -165,7 +165,7 @@ func TestLockTimeoutExits75AndLeavesNoNode(t *testing.T) {
 }
 
 func TestLockLostStopsCommandAndExits79(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	holder := command(t, "lock", path, "--", "sleep", "30")
 	var stderr bytes.Buffer
@@ -182,7 +182,7 @@ func TestLockLostStopsCommandAndExits79(t *testing.T) {
 }
 
 func TestInspectJSON(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/lock"
 	var procs []*exec.Cmd
 	for i, data := range []string{"first", "second", "third"} {
@@ -221,7 +221,7 @@ func TestInspectJSON(t *testing.T) {
 }
 
 func TestBadUsageExits64AndCreatesNothing(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	for _, args := range [][]string{
 		{"lock", root + "/lock", "true"},        // missing --

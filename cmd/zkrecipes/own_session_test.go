@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/zktest"
 	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestInspectMarksAWaiterOfItsOwnSession: a nested Lock given the outer
@@ -19,11 +19,11 @@ import (
 // and only for that waiter.
 func TestInspectMarksAWaiterOfItsOwnSession(t *testing.T) {
 	t.Parallel()
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/mutex"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sess, err := recipes.Connect(ctx, zktest.ServersT(t))
+	sess, err := recipes.Connect(ctx, zktest.Servers(t))
 	require.NoError(t, err)
 	defer sess.Close()
 	m, err := locks.NewMutex(sess, path)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes/internal/zkserver"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // as runs cmd with $ZKRECIPES_AUTH set to creds.
@@ -44,9 +44,9 @@ func runAs(t *testing.T, creds string, args ...string) (int, string) {
 func TestSharedParentFromTheCommandLine(t *testing.T) {
 	t.Parallel()
 	const billing, payroll = "digest:billing:secret", "digest:payroll:pw"
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
-	super := zktest.Connect(t, zktest.ServersT(t))
+	super := zktest.Connect(t, zktest.Servers(t))
 	require.NoError(t, super.AddAuth("digest", []byte(zkserver.SuperCredentials)))
 
 	shared := root + "/shared"

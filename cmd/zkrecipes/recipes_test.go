@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // enterLeave is a command that logs "+ pid" and "- pid" around a pause.
@@ -65,7 +65,7 @@ func peak(t *testing.T, log string) (most, entries int) {
 }
 
 func TestRLockSharesWLockExcludes(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/rw"
 	log := filepath.Join(t.TempDir(), "log")
 	// Two readers, each waiting inside for the other: status 3 if one
@@ -95,7 +95,7 @@ func TestRLockSharesWLockExcludes(t *testing.T) {
 }
 
 func TestSemaphoreCommandBoundsConcurrency(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/sem"
 	log := filepath.Join(t.TempDir(), "log")
 	// The first two in wait for each other, so two are inside at once.
@@ -112,7 +112,7 @@ func TestSemaphoreCommandBoundsConcurrency(t *testing.T) {
 }
 
 func TestSemaphoreMutexAndMultilockCommands(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	log := filepath.Join(t.TempDir(), "log")
 	sm := []string{"semaphore-mutex", root + "/sm", "--", "sh", "-c", enterLeave, "sh", log}
@@ -139,7 +139,7 @@ func TestSemaphoreMutexAndMultilockCommands(t *testing.T) {
 // member's fencing token in ZKRECIPES_FENCING_TOKENS, in path order, and the
 // largest in ZKRECIPES_FENCING_TOKEN; a single lock's gets its own.
 func TestMultilockPassesEachMembersToken(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	const show = `echo "$ZKRECIPES_LOCK_PATH $ZKRECIPES_FENCING_TOKEN $ZKRECIPES_FENCING_TOKENS"`
 	code, stdout, stderr := zkrecipes(t, "multilock", root+"/b,"+root+"/a", "--", "sh", "-c", show)
@@ -173,7 +173,7 @@ func TestMultilockPassesEachMembersToken(t *testing.T) {
 }
 
 func TestInspectKnowsEveryLayout(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	for _, c := range []struct {
 		sub  []string
@@ -241,7 +241,7 @@ func waitHeld(t *testing.T, path string) {
 // lease made by a client that does not check (an older one, or Curator) on
 // one path: inspect shows both, and says they do not exclude each other.
 func TestInspectShowsAMixedPath(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/p"
 	holder := startHolding(t, "lock", path, "--data", "go-holder")
 	defer stop(holder)
@@ -278,7 +278,7 @@ func TestInspectShowsAMixedPath(t *testing.T) {
 // `semaphore-mutex` on it are refused (they would not exclude the holder)
 // and leave nothing behind; so is `barrier set`.
 func TestOtherRecipeOnAHeldPathExits65(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/p"
 	holder := startHolding(t, "lock", path)
 	defer stop(holder)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 )
 
 // TestTLSFlags: with --tls-ca the command locks over TLS; a CA that did not
@@ -17,12 +17,12 @@ import (
 // are usage errors.
 func TestTLSFlags(t *testing.T) {
 	t.Parallel()
-	srv := zktest.StartTLST(t)
+	srv := testenv.StartTLST(t)
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
 	require.NoError(t, os.WriteFile(ca, srv.CA.PEM, 0o600))
 	other := filepath.Join(dir, "other.pem")
-	require.NoError(t, os.WriteFile(other, zktest.NewCA(t, "other").PEM, 0o600))
+	require.NoError(t, os.WriteFile(other, testenv.NewCA(t, "other").PEM, 0o600))
 	run := func(args ...string) (int, string) {
 		cmd := exec.Command(binary, append([]string{"--servers", srv.SecureAddr, "--session-timeout", "4s"}, args...)...)
 		out, _ := cmd.CombinedOutput()

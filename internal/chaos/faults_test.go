@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes/internal/chaos"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
 )
 
 // The faults. Each takes one round: it waits for its target to show in the
@@ -110,18 +110,18 @@ func stopped(pid int) bool {
 
 // cut starts a network fault on a worker's link to its server and returns
 // what heals it.
-type cut func(p *zktest.Proxy) (heal func())
+type cut func(p *testenv.Proxy) (heal func())
 
 // blackHole holds every byte between a worker and its server, in both
 // directions (§2 of issue 8).
-func blackHole(p *zktest.Proxy) func() {
+func blackHole(p *testenv.Proxy) func() {
 	p.Stall()
 	return p.Restore
 }
 
 // oneWay holds the bytes from a worker to its server while the server's
 // bytes, watch notifications included, still reach it (§1 of issue 8).
-func oneWay(p *zktest.Proxy) func() {
+func oneWay(p *testenv.Proxy) func() {
 	p.StallUp()
 	return p.Restore
 }

@@ -18,7 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes/internal/chaos"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // run is one scenario's run: its servers, worker processes, timeline and
@@ -31,8 +32,8 @@ type run struct {
 	root      string
 	ensemble  *zktest.Ensemble // nil on the shared standalone server
 	servers   []string
-	followers []int           // the members workers connect to in an isolation scenario
-	proxies   []*zktest.Proxy // one per slot when proxied
+	followers []int            // the members workers connect to in an isolation scenario
+	proxies   []*testenv.Proxy // one per slot when proxied
 	timeline  string
 	log       *chaos.Log
 	view      *view
@@ -77,16 +78,16 @@ func newRun(t *testing.T, cfg config, sc scenario) *run {
 	r := &run{t: t, cfg: cfg, sc: sc, procs: map[int]*proc{}}
 	switch {
 	case sc.isolate:
-		r.ensemble = zktest.StartEnsembleT(t, 3, zktest.WithPeerProxies(),
+		r.ensemble = zktest.StartEnsemble(t, 3, zktest.WithPeerProxies(),
 			zktest.WithConfig("tickTime", fmt.Sprint(isolationTick.Milliseconds())),
 			zktest.WithConfig("syncLimit", fmt.Sprint(isolationSyncLimit)))
 		r.servers = r.ensemble.Servers()
 		r.followers = r.ensemble.Followers()
 	case sc.ensemble:
-		r.ensemble = zktest.StartEnsembleT(t, 3)
+		r.ensemble = zktest.StartEnsemble(t, 3)
 		r.servers = r.ensemble.Servers()
 	default:
-		r.servers = zktest.ServersT(t)
+		r.servers = zktest.Servers(t)
 	}
 	r.admin = zktest.Connect(t, r.servers)
 	r.root = zktest.Root(t, r.admin)
@@ -110,7 +111,7 @@ func newRun(t *testing.T, cfg config, sc scenario) *run {
 	r.view = newView(r.timeline)
 	if sc.proxied {
 		for range cfg.procs {
-			p, err := zktest.NewProxy(r.servers[0])
+			p, err := testenv.NewProxy(r.servers[0])
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = p.Close() })
 			r.proxies = append(r.proxies, p)
@@ -339,7 +340,7 @@ func (r *run) checkOrphans() {
 	for ephemeral() && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond) // killed sessions expire on the server's clock
 	}
-	orphans, err := zktest.Orphans(r.admin, r.root)
+	orphans, err := zktest.Leftovers(r.admin, r.root)
 	require.NoError(r.t, err)
 	for _, o := range orphans {
 		r.t.Errorf("orphan: %s", o)

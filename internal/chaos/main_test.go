@@ -6,7 +6,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/recipes/internal/chaos"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestMain makes the test binary a worker process when the harness starts it

@@ -14,7 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // modeEnv is what a test of one CuratorPeer mode needs.
@@ -31,7 +31,7 @@ func newModeEnv(t *testing.T) *modeEnv {
 	t.Helper()
 	t.Parallel()
 	p := EnsureT(t)
-	servers := zktest.ServersT(t)
+	servers := zktest.Servers(t)
 	admin := zktest.Connect(t, servers)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	t.Cleanup(cancel)

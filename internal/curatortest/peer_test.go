@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/recipes/internal/curatortest/eventlog"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // waitLong bounds each Java run in these tests.
@@ -50,7 +50,7 @@ func TestBadArguments(t *testing.T) {
 func TestMutex(t *testing.T) {
 	const procs, iterations = 2, 5
 	p := EnsureT(t)
-	servers := zktest.ServersT(t)
+	servers := zktest.Servers(t)
 	admin := zktest.Connect(t, servers)
 	root := zktest.Root(t, admin)
 	path := root + "/lock"
@@ -89,7 +89,7 @@ func TestMutex(t *testing.T) {
 
 	// The processes closed their clients, so their nodes are gone already;
 	// only the containers remain, and the server reaps them.
-	orphans, err := zktest.Orphans(admin, root)
+	orphans, err := zktest.Leftovers(admin, root)
 	if err != nil || len(orphans) > 0 {
 		t.Fatalf("left under %s: %v (%v)", root, orphans, err)
 	}

@@ -15,7 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/recipes/internal/jute"
-	"github.com/zkrecipes/recipes/internal/zktest"
+	"github.com/zkrecipes/recipes/internal/testenv"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 func TestMain(m *testing.M) {
@@ -73,10 +74,10 @@ func (w *wire) last(t *testing.T, op int32) int {
 // TestSizesMatchTheWire: each size is the length go-zookeeper puts on the
 // wire for that request, for the requests the recipes send.
 func TestSizesMatchTheWire(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	var w wire
-	conn := zktest.Connect(t, zktest.ServersT(t), zk.WithDialer(w.dial))
+	conn := zktest.Connect(t, zktest.Servers(t), zk.WithDialer(w.dial))
 	acl := append(zk.WorldACL(zk.PermAll), zk.DigestACL(zk.PermRead, "someone", "secret")...)
 	dir := root + "/" + strings.Repeat("d", 300)
 	node := dir + "/n"
@@ -91,36 +92,36 @@ func TestSizesMatchTheWire(t *testing.T) {
 	if _, err := conn.CreateContainer(dir, nil, zk.FlagContainer, acl); err != nil {
 		t.Fatal(err)
 	}
-	check("create container, nil data", zktest.OpCreateContainer, jute.Create(dir, 0, acl))
+	check("create container, nil data", testenv.OpCreateContainer, jute.Create(dir, 0, acl))
 	if _, err := conn.Create(node, []byte("some data"), zk.FlagEphemeral, acl); err != nil {
 		t.Fatal(err)
 	}
-	check("create", zktest.OpCreate, jute.Create(node, 9, acl))
+	check("create", testenv.OpCreate, jute.Create(node, 9, acl))
 	seq, err := conn.Create(node+"-", make([]byte, 1000), zk.FlagEphemeralSequential, acl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("create sequential", zktest.OpCreate, jute.Create(node+"-", 1000, acl))
+	check("create sequential", testenv.OpCreate, jute.Create(node+"-", 1000, acl))
 	if _, err := conn.Set(seq, []byte("__REVOKE__"), -1); err != nil {
 		t.Fatal(err)
 	}
-	check("set data", zktest.OpSetData, jute.SetData(seq, 10))
+	check("set data", testenv.OpSetData, jute.SetData(seq, 10))
 	if _, _, err := conn.Get(seq); err != nil {
 		t.Fatal(err)
 	}
-	check("get data", zktest.OpGetData, jute.Read(seq))
+	check("get data", testenv.OpGetData, jute.Read(seq))
 	if _, _, _, err := conn.ExistsW(seq); err != nil {
 		t.Fatal(err)
 	}
-	check("exists", zktest.OpExists, jute.Read(seq))
+	check("exists", testenv.OpExists, jute.Read(seq))
 	if _, _, err := conn.Children(dir); err != nil {
 		t.Fatal(err)
 	}
-	check("children", zktest.OpGetChildren2, jute.Read(dir))
+	check("children", testenv.OpGetChildren2, jute.Read(dir))
 	if _, err := conn.Sync(dir); err != nil {
 		t.Fatal(err)
 	}
-	check("sync", zktest.OpSync, jute.Sync(dir))
+	check("sync", testenv.OpSync, jute.Sync(dir))
 	ops := []any{
 		&zk.CheckVersionRequest{Path: node, Version: -1},
 		&zk.CreateRequest{Path: seq + ".mark", Acl: acl, Flags: zk.FlagEphemeral},
@@ -135,15 +136,15 @@ func TestSizesMatchTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("multi", zktest.OpMulti, size)
+	check("multi", testenv.OpMulti, size)
 	if err := conn.Delete(node, -1); err != nil {
 		t.Fatal(err)
 	}
-	check("delete", zktest.OpDelete, jute.Delete(node))
+	check("delete", testenv.OpDelete, jute.Delete(node))
 	if err := conn.AddAuth("digest", []byte("someone:secret")); err != nil {
 		t.Fatal(err)
 	}
-	check("add auth", zktest.OpSetAuth, jute.SetAuth("digest", len("someone:secret")))
+	check("add auth", testenv.OpSetAuth, jute.SetAuth("digest", len("someone:secret")))
 	if err := conn.Delete(dir, -1); err != nil && !errors.Is(err, zk.ErrNoNode) { // or reaped
 		t.Fatal(err)
 	}
@@ -162,9 +163,9 @@ func container(t *testing.T, conn *zk.Conn, path string) {
 // MaxRequest bytes and drops the connection of one a byte longer; so its
 // jute.maxbuffer is ZooKeeper's default, and MaxRequest is that limit.
 func TestMaxRequestIsTheServers(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
-	conn := zktest.Connect(t, zktest.ServersT(t))
+	conn := zktest.Connect(t, zktest.Servers(t))
 	acl := zk.WorldACL(zk.PermAll)
 	container(t, admin, root)
 	node := root + "/n"
@@ -198,11 +199,11 @@ func TestMultiRefusesWhatItCannotSize(t *testing.T) {
 // delete (a marked release), and nothing in the other requests or in a
 // multi cut short.
 func TestWritePathReadsTheWire(t *testing.T) {
-	admin := zktest.Connect(t, zktest.ServersT(t))
+	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
 	container(t, admin, root)
 	var w wire
-	conn := zktest.Connect(t, zktest.ServersT(t), zk.WithDialer(w.dial))
+	conn := zktest.Connect(t, zktest.Servers(t), zk.WithDialer(w.dial))
 	dir := root + "/d"
 	if _, err := conn.CreateContainer(dir, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
@@ -247,10 +248,10 @@ func TestWritePathReadsTheWire(t *testing.T) {
 		switch {
 		case ok:
 			writes = append(writes, path)
-		case p.op == zktest.OpCreate || p.op == zktest.OpCreateContainer || p.op == zktest.OpDelete:
+		case p.op == testenv.OpCreate || p.op == testenv.OpCreateContainer || p.op == testenv.OpDelete:
 			t.Errorf("WritePath missed %x", p.bytes)
 		}
-		for cut := 1; p.op == zktest.OpMulti && cut <= len(p.bytes)-12; cut++ {
+		for cut := 1; p.op == testenv.OpMulti && cut <= len(p.bytes)-12; cut++ {
 			// A multi cut short, its length set to match.
 			b := slices.Clone(p.bytes[:len(p.bytes)-cut])
 			binary.BigEndian.PutUint32(b, uint32(len(b)-4))

@@ -18,7 +18,7 @@ const (
 // Gate is the fault state shared by a proxy's connections: whether the
 // proxy is cut, and which directions are held. The zero Gate is open. It
 // only records state and wakes waiters; the proxy that owns it closes
-// connections on Cut. TCPProxy and zktest.Proxy both use it, so their
+// connections on Cut. TCPProxy and testenv.Proxy both use it, so their
 // faults mean the same thing.
 type Gate struct {
 	mu      sync.Mutex

@@ -11,58 +11,132 @@ import (
 	"sync"
 )
 
+// HomeEnv names the environment variable that points at an Apache ZooKeeper
+// installation: the directory of its binary release
+// (apache-zookeeper-X-bin.tar.gz, or Homebrew's libexec), whose lib/ holds
+// zookeeper-X.jar and every jar it needs.
+const HomeEnv = "ZOOKEEPER_HOME"
+
 const (
 	// javaDir is where Debian's zookeeper package installs its jars.
 	javaDir = "/usr/share/java"
-	// zkJar is the main ZooKeeper jar. Its manifest Class-Path lists every
-	// runtime dependency (zookeeper-jute, netty, slf4j-api, jetty, ...), so it
-	// is the only jar the server itself needs on the class path.
-	zkJar = javaDir + "/zookeeper.jar"
+	// debianJar is Debian's main ZooKeeper jar. Its manifest Class-Path
+	// lists every runtime dependency (zookeeper-jute, netty, slf4j-api,
+	// jetty, ...), so it is the only jar the server itself needs.
+	debianJar = javaDir + "/zookeeper.jar"
 	// slf4jSimpleJar is an SLF4J binding that logs to stderr. Without a
-	// binding the server logs nothing, which makes start failures opaque.
+	// binding Debian's server logs nothing, which makes start failures
+	// opaque.
 	slf4jSimpleJar = javaDir + "/slf4j-simple.jar"
 )
 
-var (
-	installMu  sync.Mutex
-	installErr error
-	installed  bool
-)
-
-// EnsureInstalled makes sure the Debian zookeeper package and a Java runtime
-// are available, installing the package with apt-get if the ZooKeeper jar is
-// missing. The result is cached for the life of the process once it succeeds.
-func EnsureInstalled() error {
-	installMu.Lock()
-	defer installMu.Unlock()
-	if installed {
-		return nil
-	}
-	installErr = ensureInstalled()
-	installed = installErr == nil
-	return installErr
+// installation is a ZooKeeper found on this machine: how to run it.
+type installation struct {
+	classPath string
+	props     []string // logging configuration of a release, if it has one
 }
 
-func ensureInstalled() error {
-	if _, err := os.Stat(zkJar); err != nil {
-		if err := aptInstall(); err != nil {
-			return err
-		}
-		if _, err := os.Stat(zkJar); err != nil {
-			return fmt.Errorf("zkserver: %s still missing after installing the zookeeper package: %w", zkJar, err)
-		}
+// found remembers the installation found for each value of ZOOKEEPER_HOME.
+var found struct {
+	sync.Mutex
+	inst map[string]*installation
+}
+
+// EnsureInstalled reports whether a ZooKeeper server and a Java runtime can
+// be found, saying exactly what is missing if not: see locate. It installs
+// nothing (InstallDebian does). A success is remembered for the life of the
+// process.
+func EnsureInstalled() error {
+	_, err := installed()
+	return err
+}
+
+func installed() (*installation, error) {
+	home := os.Getenv(HomeEnv)
+	found.Lock()
+	defer found.Unlock()
+	if inst := found.inst[home]; inst != nil {
+		return inst, nil
+	}
+	inst, err := locate()
+	if err != nil {
+		return nil, err
 	}
 	if _, err := javaPath(); err != nil {
-		return err
+		return nil, err
 	}
-	return nil
+	if found.inst == nil {
+		found.inst = map[string]*installation{}
+	}
+	found.inst[home] = inst
+	return inst, nil
 }
 
-// aptInstall runs "apt-get install -y zookeeper", refreshing the package
-// lists with "apt-get update" and retrying once if the first attempt fails.
-func aptInstall() error {
+// locate finds ZooKeeper: under $ZOOKEEPER_HOME if it is set (and only
+// there), else as Debian's zookeeper package installs it.
+func locate() (*installation, error) {
+	if home := os.Getenv(HomeEnv); home != "" {
+		return release(home)
+	}
+	if _, err := os.Stat(debianJar); err != nil {
+		return nil, fmt.Errorf("zkserver: no ZooKeeper found: %s is not set and %s is missing. "+
+			"Set %s to an Apache ZooKeeper binary release (the directory with lib/zookeeper-*.jar; "+
+			"with Homebrew, $(brew --prefix zookeeper)/libexec), or install Debian's zookeeper package "+
+			"(apt-get install zookeeper), or set ZK_SERVERS to servers you run", HomeEnv, debianJar, HomeEnv)
+	}
+	cp := []string{debianJar}
+	// Debian's zookeeper.jar lists netty-handler but not the netty-codec
+	// and netty-resolver jars it needs, which the Netty server (and so TLS)
+	// loads; libnetty-java, which zookeeper depends on, has them.
+	for _, jar := range []string{slf4jSimpleJar, javaDir + "/netty-codec.jar", javaDir + "/netty-resolver.jar"} {
+		if _, err := os.Stat(jar); err == nil {
+			cp = append(cp, jar)
+		}
+	}
+	return &installation{classPath: strings.Join(cp, string(os.PathListSeparator))}, nil
+}
+
+// release is the installation of an Apache binary release at home: every
+// jar of home/lib on the class path, and the release's own logging
+// configuration (logback from 3.8, log4j before) if conf/ has it.
+func release(home string) (*installation, error) {
+	lib := filepath.Join(home, "lib")
+	jars, _ := filepath.Glob(filepath.Join(lib, "zookeeper-*.jar"))
+	server := false
+	for _, j := range jars {
+		if !strings.HasPrefix(filepath.Base(j), "zookeeper-jute") {
+			server = true
+		}
+	}
+	if !server {
+		return nil, fmt.Errorf("zkserver: %s=%s, but %s has no zookeeper-*.jar: "+
+			"point it at an Apache ZooKeeper binary release (apache-zookeeper-X-bin.tar.gz unpacked), not the source release",
+			HomeEnv, home, lib)
+	}
+	inst := &installation{classPath: filepath.Join(lib, "*")}
+	if c := filepath.Join(home, "conf", "logback.xml"); exists(c) {
+		inst.props = append(inst.props, "-Dlogback.configurationFile="+c)
+	}
+	if c := filepath.Join(home, "conf", "log4j.properties"); exists(c) {
+		inst.props = append(inst.props, "-Dlog4j.configuration=file:"+c)
+	}
+	return inst, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// InstallDebian installs Debian's zookeeper package with apt-get unless
+// ZooKeeper can already be found (see EnsureInstalled). It is for the demo's
+// launcher on a fresh Debian machine; the test kit never installs anything.
+func InstallDebian() error {
+	if os.Getenv(HomeEnv) != "" || exists(debianJar) {
+		return nil
+	}
 	if _, err := exec.LookPath("apt-get"); err != nil {
-		return fmt.Errorf("zkserver: %s is missing and apt-get is not available to install the zookeeper package", zkJar)
+		return fmt.Errorf("zkserver: %s is missing and apt-get is not available to install the zookeeper package", debianJar)
 	}
 	out, err := apt("install", "-y", "zookeeper")
 	if err == nil {
@@ -99,21 +173,7 @@ func javaPath() (string, error) {
 	if _, err := os.Stat("/usr/bin/java"); err == nil {
 		return "/usr/bin/java", nil
 	}
-	return "", errors.New("zkserver: no java binary found (set JAVA_HOME or install default-jre-headless)")
-}
-
-// classPath returns the class path used to run the server.
-func classPath() string {
-	cp := []string{zkJar}
-	// Debian's zookeeper.jar lists netty-handler but not the netty-codec
-	// and netty-resolver jars it needs, which the Netty server (and so TLS)
-	// loads; libnetty-java, which zookeeper depends on, has them.
-	for _, jar := range []string{slf4jSimpleJar, javaDir + "/netty-codec.jar", javaDir + "/netty-resolver.jar"} {
-		if _, err := os.Stat(jar); err == nil {
-			cp = append(cp, jar)
-		}
-	}
-	return strings.Join(cp, string(os.PathListSeparator))
+	return "", errors.New("zkserver: no java binary found: set JAVA_HOME, put java on PATH, or install a Java runtime (Debian: default-jre-headless)")
 }
 
 // tail returns the last n lines of b.

@@ -46,6 +46,10 @@ type process struct {
 // startJava starts mainClass with the ZooKeeper class path in its own process
 // group, appending stdout and stderr to logPath.
 func startJava(dir, logPath, mainClass string, extraProps []string, args ...string) (*process, error) {
+	inst, err := installed()
+	if err != nil {
+		return nil, err
+	}
 	java, err := javaPath()
 	if err != nil {
 		return nil, err
@@ -57,8 +61,9 @@ func startJava(dir, logPath, mainClass string, extraProps []string, args ...stri
 	defer logFile.Close() // the child has its own copy of the descriptor
 
 	argv := append([]string{}, jvmFlags...)
+	argv = append(argv, inst.props...)
 	argv = append(argv, extraProps...)
-	argv = append(argv, "-cp", classPath(), mainClass)
+	argv = append(argv, "-cp", inst.classPath, mainClass)
 	argv = append(argv, args...)
 
 	cmd := exec.Command(java, argv...)

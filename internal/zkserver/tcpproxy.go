@@ -42,9 +42,31 @@ type TCPProxy struct {
 	gate   Gate
 	wg     sync.WaitGroup // accept loop and one per connection
 
+	patience time.Duration            // how long a connection waits for a refusing target
+	tap      func() func([]byte) bool // WithTap's; nil: none
+
 	mu     sync.Mutex
 	conns  map[*tcpConn]struct{} // accepted, dialed or waiting to be
 	closed bool
+}
+
+// ProxyOption configures a TCPProxy.
+type ProxyOption func(*TCPProxy)
+
+// WithoutPatience makes the proxy dial its target once for each connection
+// and close the connection if the target refuses it: what a client dialing
+// a stopped server directly sees, at once, rather than after
+// TargetPatience.
+func WithoutPatience() ProxyOption {
+	return func(p *TCPProxy) { p.patience = 0 }
+}
+
+// WithTap shows the bytes each connection carries from the target, as they
+// are forwarded, to a function that newTap makes for that connection, until
+// it returns false. It sees them in order; what it does changes nothing
+// that is forwarded.
+func WithTap(newTap func() func(down []byte) bool) ProxyOption {
+	return func(p *TCPProxy) { p.tap = newTap }
 }
 
 // TargetPatience bounds how long a TCPProxy connection waits for a refusing
@@ -53,12 +75,15 @@ const TargetPatience = 5 * time.Second
 
 // NewTCPProxy starts a proxy to target ("host:port") on a free loopback
 // port.
-func NewTCPProxy(target string) (*TCPProxy, error) {
+func NewTCPProxy(target string, opts ...ProxyOption) (*TCPProxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("zkserver: proxy listen: %w", err)
 	}
-	p := &TCPProxy{target: target, ln: ln, conns: map[*tcpConn]struct{}{}}
+	p := &TCPProxy{target: target, ln: ln, conns: map[*tcpConn]struct{}{}, patience: TargetPatience}
+	for _, o := range opts {
+		o(p)
+	}
 	p.wg.Add(1)
 	go p.acceptLoop()
 	return p, nil
@@ -78,6 +103,13 @@ func (p *TCPProxy) port() string {
 // as soon as they are accepted.
 func (p *TCPProxy) Cut() {
 	p.gate.Cut()
+	for _, c := range p.snapshot() {
+		c.close()
+	}
+}
+
+// Drop closes every connection open now; new ones are forwarded as before.
+func (p *TCPProxy) Drop() {
 	for _, c := range p.snapshot() {
 		c.close()
 	}
@@ -176,15 +208,19 @@ func (p *TCPProxy) serve(c *tcpConn) {
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); p.pump(c, c.client, server, Up) }()
-	go func() { defer wg.Done(); p.pump(c, server, c.client, Down) }()
+	var tap func([]byte) bool
+	if p.tap != nil {
+		tap = p.tap()
+	}
+	go func() { defer wg.Done(); p.pump(c, c.client, server, Up, nil) }()
+	go func() { defer wg.Done(); p.pump(c, server, c.client, Down, tap) }()
 	wg.Wait()
 }
 
-// dialTarget dials the target, retrying for up to TargetPatience while c
-// is open.
+// dialTarget dials the target, retrying for up to its patience while c is
+// open.
 func (p *TCPProxy) dialTarget(c *tcpConn) (net.Conn, error) {
-	deadline := time.Now().Add(TargetPatience)
+	deadline := time.Now().Add(p.patience)
 	for {
 		server, err := net.DialTimeout("tcp", p.target, TargetPatience)
 		if err == nil || time.Now().After(deadline) {
@@ -199,8 +235,9 @@ func (p *TCPProxy) dialTarget(c *tcpConn) (net.Conn, error) {
 }
 
 // pump copies src to dst, holding each chunk, and the final EOF or error,
-// while dir is held. Whatever ends it closes both sides.
-func (p *TCPProxy) pump(c *tcpConn, src, dst net.Conn, dir Direction) {
+// while dir is held, and shows each chunk to tap until it returns false.
+// Whatever ends it closes both sides.
+func (p *TCPProxy) pump(c *tcpConn, src, dst net.Conn, dir Direction, tap func([]byte) bool) {
 	defer c.close()
 	buf := make([]byte, 32<<10)
 	for {
@@ -209,6 +246,9 @@ func (p *TCPProxy) pump(c *tcpConn, src, dst net.Conn, dir Direction) {
 			return
 		}
 		if n > 0 {
+			if tap != nil && !tap(buf[:n]) {
+				tap = nil
+			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}

@@ -41,6 +41,10 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "withzk: using the ZooKeeper that ZK_SERVERS names (%s).\n", servers)
 	} else {
 		fmt.Fprintln(os.Stderr, "withzk: starting a local ZooKeeper (Debian's zookeeper package; installing it if missing)...")
+		if err := zkserver.InstallDebian(); err != nil {
+			fmt.Fprintf(os.Stderr, "withzk: install ZooKeeper: %v\n", err)
+			return 69
+		}
 		srv, err := zkserver.Start()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "withzk: start ZooKeeper: %v\n", err)

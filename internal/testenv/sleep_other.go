@@ -1,6 +1,6 @@
 //go:build !linux
 
-package zktest
+package testenv
 
 import "time"
 

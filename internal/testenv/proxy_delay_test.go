@@ -1,4 +1,4 @@
-package zktest
+package testenv
 
 import (
 	"encoding/binary"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // echoServer accepts connections and sends every byte back, until t ends.
@@ -123,7 +125,7 @@ func TestProxyCountsRoundTrips(t *testing.T) {
 	creates := p.Counter(func(op int32, path string) bool {
 		return (op == OpCreate || op == OpCreate2) && path == root+"/n"
 	})
-	conn, _ := ConnectSession(t, ServersT(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
+	conn, _ := ConnectSession(t, zktest.Servers(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
 
 	before := p.Traffic()
 	for range 3 {
@@ -183,7 +185,7 @@ func TestProxyPendingNotification(t *testing.T) {
 	direct, root := rootT(t)
 	p := ProxyT(t)
 	p.SetDelay(delay)
-	conn, _ := ConnectSession(t, ServersT(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
+	conn, _ := ConnectSession(t, zktest.Servers(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
 	_, _, ev, err := conn.ExistsW(root + "/n")
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package zktest
+package testenv
 
 import (
 	"context"

@@ -1,10 +1,12 @@
-package zktest
+package testenv
 
 import (
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // holdSignal returns a channel that receives when p holds a packet.
@@ -42,7 +44,7 @@ func TestProxyStallUpLetsNotificationsThrough(t *testing.T) {
 	p := ProxyT(t)
 	held := holdSignal(t, p)
 	// A long session: pings go unanswered during the stall.
-	conn, events := ConnectSession(t, ServersT(t), 30*time.Second, zk.WithDialer(p.Dialer))
+	conn, events := ConnectSession(t, zktest.Servers(t), 30*time.Second, zk.WithDialer(p.Dialer))
 
 	watched := root + "/watched"
 	if _, err := direct.Create(watched, []byte("1"), 0, acl); err != nil {
@@ -101,7 +103,7 @@ func TestProxyStallDownHoldsReplies(t *testing.T) {
 	direct, root := rootT(t)
 	p := ProxyT(t)
 	held := holdSignal(t, p)
-	conn, _ := ConnectSession(t, ServersT(t), 30*time.Second, zk.WithDialer(p.Dialer))
+	conn, _ := ConnectSession(t, zktest.Servers(t), 30*time.Second, zk.WithDialer(p.Dialer))
 
 	watched := root + "/watched"
 	if _, err := direct.Create(watched, []byte("1"), 0, acl); err != nil {
@@ -161,8 +163,8 @@ func TestProxyStallUpHoldsNewSession(t *testing.T) {
 	held := holdSignal(t, p)
 	p.StallUp()
 	events := newEventLog()
-	conn, ch, err := zk.Connect(ServersT(t), 30*time.Second, zk.WithDialer(p.Dialer),
-		zk.WithEventCallback(events.record), zk.WithLogger(&bufferLogger{}))
+	conn, ch, err := zk.Connect(zktest.Servers(t), 30*time.Second, zk.WithDialer(p.Dialer),
+		zk.WithEventCallback(events.record), zk.WithLogger(quietLogger{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,3 +180,8 @@ func TestProxyStallUpHoldsNewSession(t *testing.T) {
 	p.Restore()
 	events.WaitStateT(t, zk.StateHasSession, 10*time.Second)
 }
+
+// quietLogger drops go-zookeeper's log lines.
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}

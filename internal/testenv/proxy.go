@@ -1,4 +1,4 @@
-package zktest
+package testenv
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/recipes/internal/zkserver"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // Proxy is a fault-injecting TCP proxy on 127.0.0.1 in front of one
@@ -61,7 +62,13 @@ func NewProxy(target string) (*Proxy, error) {
 // it before connecting through it, so that the connections close first.
 func ProxyT(t testing.TB) *Proxy {
 	t.Helper()
-	p, err := NewProxy(ServersT(t)[0])
+	return ProxyTo(t, zktest.Servers(t)[0])
+}
+
+// ProxyTo is ProxyT to the server at target.
+func ProxyTo(t testing.TB, target string) *Proxy {
+	t.Helper()
+	p, err := NewProxy(target)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package zktest
+package testenv
 
 import (
 	"fmt"
@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/zkserver"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // Isolation timing for TestEnsembleIsolate: an isolated follower notices
@@ -38,7 +41,7 @@ func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
 
 // answeredMode asks member i for its mode until it answers: srvr answers
 // within a second on an idle machine, not on a loaded one.
-func answeredMode(t *testing.T, e *Ensemble, i int) string {
+func answeredMode(t *testing.T, e *zkserver.Ensemble, i int) string {
 	t.Helper()
 	var mode string
 	waitFor(t, fmt.Sprintf("member %d to answer srvr", i), func() bool {
@@ -50,7 +53,7 @@ func answeredMode(t *testing.T, e *Ensemble, i int) string {
 }
 
 // aFollower returns a member that reports Mode follower, once one does.
-func aFollower(t *testing.T, e *Ensemble) int {
+func aFollower(t *testing.T, e *zkserver.Ensemble) int {
 	t.Helper()
 	var fs []int
 	waitFor(t, "a follower", func() bool {
@@ -60,7 +63,7 @@ func aFollower(t *testing.T, e *Ensemble) int {
 	return fs[0]
 }
 
-func others(e *Ensemble, i int) []string {
+func others(e *zkserver.Ensemble, i int) []string {
 	var out []string
 	for j, a := range e.Servers() {
 		if j != i {
@@ -72,13 +75,13 @@ func others(e *Ensemble, i int) []string {
 
 func TestEnsembleIsolate(t *testing.T) {
 	t.Parallel()
-	e := StartEnsembleT(t, 3, WithPeerProxies(),
+	e := startEnsemble(t, 3, zkserver.WithPeerProxies(),
 		WithConfig("tickTime", fmt.Sprint(isoTick.Milliseconds())),
 		WithConfig("syncLimit", fmt.Sprint(isoSync)))
 
 	t.Run("follower", func(t *testing.T) {
 		f := aFollower(t, e)
-		majority := Connect(t, others(e, f))
+		majority := zktest.Connect(t, others(e, f))
 		if _, err := majority.Create("/iso", []byte("1"), 0, acl); err != nil {
 			t.Fatalf("create: %v", err)
 		}
@@ -187,7 +190,7 @@ func TestEnsembleIsolate(t *testing.T) {
 			t.Fatalf("leader while %d is isolated = %d", l, nl)
 		}
 		t.Logf("new leader serving %v after Isolate", time.Since(start))
-		majority := Connect(t, others(e, l))
+		majority := zktest.Connect(t, others(e, l))
 		if _, err := majority.Set("/iso", []byte("3"), -1); err != nil {
 			t.Fatalf("write to the majority: %v", err)
 		}
@@ -248,7 +251,7 @@ func TestEnsembleIsolate(t *testing.T) {
 		if !slices.Contains(e.Followers(), l) {
 			t.Fatalf("restarted member %d not among followers %v", l, e.Followers())
 		}
-		conn := Connect(t, []string{e.Addr(l)})
+		conn := zktest.Connect(t, []string{e.Addr(l)})
 		if _, err := conn.Sync("/iso"); err != nil {
 			t.Fatalf("sync: %v", err)
 		}

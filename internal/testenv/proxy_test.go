@@ -1,4 +1,4 @@
-package zktest
+package testenv
 
 import (
 	"errors"
@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // rootT returns a test root created as a container through a direct
 // connection, which stays usable while the proxy misbehaves.
 func rootT(t *testing.T) (*zk.Conn, string) {
 	t.Helper()
-	direct := Connect(t, ServersT(t))
-	root := Root(t, direct)
+	direct := zktest.Connect(t, zktest.Servers(t))
+	root := zktest.Root(t, direct)
 	if _, err := direct.CreateContainer(root, nil, zk.FlagContainer, acl); err != nil {
 		t.Fatalf("create root: %v", err)
 	}
@@ -27,7 +29,7 @@ func TestProxyCutRestoreKeepsSession(t *testing.T) {
 	p := ProxyT(t)
 	// The server list names the real server: the proxy's dialer must
 	// ignore it and go through the proxy anyway.
-	conn, events := ConnectSession(t, ServersT(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
+	conn, events := ConnectSession(t, zktest.Servers(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
 	sid := conn.SessionID()
 
 	p.Cut()
@@ -60,7 +62,7 @@ func TestProxyStallHoldsBytes(t *testing.T) {
 	p.mu.Unlock()
 	// A long session: the stall must end well before the client's read
 	// timeout, so the connection survives it.
-	conn, events := ConnectSession(t, ServersT(t), 30*time.Second, zk.WithDialer(p.Dialer))
+	conn, events := ConnectSession(t, zktest.Servers(t), 30*time.Second, zk.WithDialer(p.Dialer))
 
 	p.Stall()
 	node := root + "/held"
@@ -102,7 +104,7 @@ func TestProxyLongStallDisconnectsThenResumes(t *testing.T) {
 	p := ProxyT(t)
 	// Read timeout is 2/3 of the session timeout; the client also waits
 	// 1s before redialing a single server, so leave room before expiry.
-	conn, events := ConnectSession(t, ServersT(t), 6*time.Second, zk.WithDialer(p.Dialer))
+	conn, events := ConnectSession(t, zktest.Servers(t), 6*time.Second, zk.WithDialer(p.Dialer))
 	sid := conn.SessionID()
 
 	p.Stall()
@@ -121,7 +123,7 @@ func TestProxyDropReply(t *testing.T) {
 	t.Parallel()
 	direct, root := rootT(t)
 	p := ProxyT(t)
-	conn, events := ConnectSession(t, ServersT(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
+	conn, events := ConnectSession(t, zktest.Servers(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
 	sid := conn.SessionID()
 
 	node := root + "/dropped"
@@ -185,7 +187,7 @@ func TestProxyCountsTraffic(t *testing.T) {
 	t.Parallel()
 	direct, root := rootT(t)
 	p := ProxyT(t)
-	conn, _ := ConnectSession(t, ServersT(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
+	conn, _ := ConnectSession(t, zktest.Servers(t), DefaultSessionTimeout, zk.WithDialer(p.Dialer))
 	before := p.Traffic()
 	if _, err := conn.Sync(root); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 
 func TestOrphansAndDeleteTree(t *testing.T) {
 	t.Parallel()
-	conn := Connect(t, ServersT(t))
+	conn := Connect(t, Servers(t))
 	base := TestRoot + "/orphans-" + randomSuffix()
 	if _, err := conn.Create(TestRoot, nil, 0, acl); err != nil && err != zk.ErrNodeExists {
 		t.Fatal(err)
@@ -33,11 +33,11 @@ func TestOrphansAndDeleteTree(t *testing.T) {
 	mustCreate(base+"/c/p", 0)
 	mustCreate(base+"/e", zk.FlagEphemeral)
 
-	orphans, err := Orphans(conn, base)
+	orphans, err := Leftovers(conn, base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Orphan{
+	want := []Leftover{
 		{Path: base + "/c/p", EphemeralOwner: 0},
 		{Path: base + "/e", EphemeralOwner: conn.SessionID()},
 	}
@@ -77,7 +77,7 @@ func (r *recordingTB) Helper()          {}
 
 func TestRootCleanupReportsLeftovers(t *testing.T) {
 	t.Parallel()
-	conn := Connect(t, ServersT(t))
+	conn := Connect(t, Servers(t))
 	rec := &recordingTB{TB: t}
 	root := Root(rec, conn)
 	if !strings.HasPrefix(root, TestRoot+"/TestRootCleanupReportsLeftovers-") {
@@ -103,7 +103,7 @@ func TestRootCleanupReportsLeftovers(t *testing.T) {
 
 func TestRootCleanupAcceptsContainers(t *testing.T) {
 	t.Parallel()
-	conn := Connect(t, ServersT(t))
+	conn := Connect(t, Servers(t))
 	rec := &recordingTB{TB: t}
 	root := Root(rec, conn)
 	if _, err := conn.CreateContainer(root, nil, zk.FlagContainer, acl); err != nil {

@@ -1,4 +1,4 @@
-package zktest
+package testenv
 
 import (
 	"crypto/ecdsa"
@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // A CA is a throwaway certificate authority for TLS tests.
@@ -104,7 +106,7 @@ func (ca *CA) ServerConfig(t testing.TB) *tls.Config {
 
 // A TLSServer is a standalone server that also serves TLS on SecureAddr.
 type TLSServer struct {
-	*Server
+	*zktest.Server
 	SecureAddr string
 	CA         *CA
 }
@@ -126,16 +128,16 @@ func StartTLST(t testing.TB) *TLSServer {
 		t.Fatal(err)
 	}
 	port := freePort(t)
-	s := StartT(t,
-		WithConfig("secureClientPort", strconv.Itoa(port)),
-		WithConfig("secureClientPortAddress", "127.0.0.1"),
-		WithSystemProperty("zookeeper.serverCnxnFactory", "org.apache.zookeeper.server.NettyServerCnxnFactory"),
-		WithSystemProperty("zookeeper.ssl.keyStore.location", keyStore),
-		WithSystemProperty("zookeeper.ssl.keyStore.type", "PEM"),
-		WithSystemProperty("zookeeper.ssl.keyStore.password", ""),
-		WithSystemProperty("zookeeper.ssl.trustStore.location", trustStore),
-		WithSystemProperty("zookeeper.ssl.trustStore.type", "PEM"),
-		WithSystemProperty("zookeeper.ssl.clientAuth", "none"),
+	s := zktest.Start(t,
+		zktest.WithConfig("secureClientPort", strconv.Itoa(port)),
+		zktest.WithConfig("secureClientPortAddress", "127.0.0.1"),
+		zktest.WithSystemProperty("zookeeper.serverCnxnFactory", "org.apache.zookeeper.server.NettyServerCnxnFactory"),
+		zktest.WithSystemProperty("zookeeper.ssl.keyStore.location", keyStore),
+		zktest.WithSystemProperty("zookeeper.ssl.keyStore.type", "PEM"),
+		zktest.WithSystemProperty("zookeeper.ssl.keyStore.password", ""),
+		zktest.WithSystemProperty("zookeeper.ssl.trustStore.location", trustStore),
+		zktest.WithSystemProperty("zookeeper.ssl.trustStore.type", "PEM"),
+		zktest.WithSystemProperty("zookeeper.ssl.clientAuth", "none"),
 	)
 	return &TLSServer{Server: s, SecureAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), CA: ca}
 }

@@ -1,4 +1,4 @@
-package zktest
+package testenv
 
 import (
 	"fmt"
@@ -7,15 +7,17 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 func TestEnsembleSurvivesLosingLeader(t *testing.T) {
 	t.Parallel()
-	e := StartEnsembleT(t, 3)
+	e := startEnsemble(t, 3)
 	if got := e.Servers(); len(got) != 3 {
 		t.Fatalf("Servers() = %v", got)
 	}
-	conn := Connect(t, e.Servers())
+	conn := zktest.Connect(t, e.Servers())
 	if _, err := conn.Create("/quorum", []byte("1"), 0, acl); err != nil {
 		t.Fatalf("create: %v", err)
 	}
@@ -40,7 +42,7 @@ func TestEnsembleSurvivesLosingLeader(t *testing.T) {
 			t.Fatalf("set after losing the leader: %v", err)
 		}
 	}
-	conn2 := Connect(t, e.Servers())
+	conn2 := zktest.Connect(t, e.Servers())
 	if data, _, err := conn2.Get("/quorum"); err != nil || string(data) != "2" {
 		t.Fatalf("get = %q, %v", data, err)
 	}

@@ -1,4 +1,4 @@
-package zktest
+package testenv
 
 import (
 	"errors"
@@ -8,13 +8,16 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/zkserver"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 var acl = zk.WorldACL(zk.PermAll)
 
 func TestSharedServerCreateGet(t *testing.T) {
-	conn := Connect(t, ServersT(t))
-	root := Root(t, conn)
+	conn := zktest.Connect(t, zktest.Servers(t))
+	root := zktest.Root(t, conn)
 	if _, err := conn.CreateContainer(root, nil, zk.FlagContainer, acl); err != nil {
 		t.Fatalf("create root: %v", err)
 	}
@@ -26,19 +29,19 @@ func TestSharedServerCreateGet(t *testing.T) {
 	if err != nil || string(data) != "hello" || st.EphemeralOwner != 0 {
 		t.Fatalf("get = %q, %+v, %v", data, st, err)
 	}
-	if got := Tree(t, conn, root); len(got) != 1 || got[0] != p {
+	if got := zktest.Tree(t, conn, root); len(got) != 1 || got[0] != p {
 		t.Fatalf("Tree = %v, want [%s]", got, p)
 	}
 	if err := conn.Delete(p, -1); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if got := Tree(t, conn, root); len(got) != 0 {
+	if got := zktest.Tree(t, conn, root); len(got) != 0 {
 		t.Fatalf("Tree after delete = %v", got)
 	}
 }
 
 func TestServerRestartKeepsDataAndSession(t *testing.T) {
-	s := StartT(t)
+	s := startServer(t)
 	if got := s.Servers(); len(got) != 1 || got[0] != s.Addr() || !strings.HasPrefix(s.Addr(), "127.0.0.1:") {
 		t.Fatalf("Servers() = %v, Addr() = %s", got, s.Addr())
 	}
@@ -78,4 +81,38 @@ func TestStartFailureReportsLog(t *testing.T) {
 	if !strings.Contains(err.Error(), "not-a-number") {
 		t.Fatalf("error does not include the server log: %v", err)
 	}
+}
+
+// startServer starts a standalone server with zkserver, which these tests
+// test, closed when t ends: its address is the server's own.
+func startServer(t *testing.T, opts ...Option) *Server {
+	t.Helper()
+	s, err := Start(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// startEnsemble is startServer for an ensemble of n.
+func startEnsemble(t *testing.T, n int, opts ...Option) *zkserver.Ensemble {
+	t.Helper()
+	e, err := zkserver.StartEnsemble(n, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the ensemble after the failure:\n%s", e.Report(60))
+		}
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return e
 }

@@ -1,0 +1,13 @@
+package testenv
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkrecipes/recipes/zktest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(zktest.WithServer(m))
+}

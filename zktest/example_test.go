@@ -1,0 +1,62 @@
+package zktest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
+)
+
+// A test that expires the session of a lock's holder, as Curator's
+// KillSession does, and sees the hold end. examples/testkit runs it.
+func ExampleExpireSession() {
+	lockLost := func(t *testing.T) {
+		srv := zktest.Start(t)
+		admin := zktest.Connect(t, srv.Servers())
+		root := zktest.Root(t, admin)
+		sess, err := recipes.Connect(context.Background(), srv.Servers())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		m, err := locks.NewMutex(sess, root+"/lock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := m.Lock(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		zktest.ExpireSession(t, sess.ID())
+		<-held.Done()
+		if !errors.Is(held.Err(), locks.ErrLockLost) {
+			t.Fatalf("hold ended with %v", held.Err())
+		}
+	}
+	_ = lockLost
+}
+
+// A test that cuts one client off from the server and heals it.
+func ExampleProxy() {
+	partitioned := func(t *testing.T) {
+		p := zktest.NewProxy(t, zktest.Servers(t)...)
+		sess, err := recipes.Connect(context.Background(), p.Servers())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		p.Cut() // sess hears nothing from here on: it suspends, then is lost
+		// ... what must hold while it is cut off ...
+		p.Heal()
+	}
+	_ = partitioned
+}
+
+// A package whose tests share one server, stopped when they end.
+func ExampleMain() {
+	var m *testing.M // TestMain's
+	zktest.Main(m)
+}
