@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"testing"
 	"time"
 )
@@ -19,18 +20,21 @@ const closeSessionOp uint32 = 1<<32 - 11
 
 // ExpireSession ends the session with the given id on the server, as a
 // session timeout would, and returns once the server has ended it: its
-// ephemeral nodes are gone and its watches with them. The client is not
-// told first: it hears that its session expired when it next reaches the
-// server, at once if it is connected (the server closes its connection, and
-// the reconnect is refused as expired). This is Curator's
-// KillSession: the test kit opens a second connection to the session with
-// its password and closes the session there.
+// ephemeral nodes are gone and its watches with them. On an ensemble that
+// is so on the member that ended it; read through another member after a
+// Sync. The client is not told first: it hears that its session expired
+// when it next reaches the server, at once if it is connected (the server
+// closes its connection, and refuses the reconnect as expired). This is
+// Curator's KillSession: the kit opens a second connection to the session,
+// with its password, and closes the session there.
 //
 // The session must have connected through an address this package handed
 // out (Server.Servers, Ensemble.Servers, Servers), or a Proxy in front of
 // one: that is where the kit learns the password. Pass the id the client
-// reports: recipes.Session's ID or go-zookeeper's Conn.SessionID.
-// A session that has already expired is left as it is.
+// reports: recipes.Session's ID or go-zookeeper's Conn.SessionID. A session
+// that has expired already is left as it is. Call ExpireSession from the
+// goroutine running the test: it fails the test if it cannot expire the
+// session.
 func ExpireSession(tb testing.TB, sessionID int64) {
 	tb.Helper()
 	if err := expire(sessionID); err != nil {
@@ -38,28 +42,44 @@ func ExpireSession(tb testing.TB, sessionID int64) {
 	}
 }
 
+// expirePatience bounds ExpireSession's tries. A client that reconnects
+// while the kit is connected to its session makes the server close the
+// kit's connection instead, and the kit tries again.
+const expirePatience = 3 * expireBound
+
 func expire(id int64) error {
 	if id == 0 {
 		return errors.New("no session (id 0): the client has none yet")
 	}
-	s, ok := sessions.lookup(id)
-	if !ok {
-		return errors.New("it did not connect through an address of this package's " +
-			"(Server.Servers, Ensemble.Servers, Servers), or that server is stopped for good")
+	s, err := sessions.lookup(id)
+	if err != nil {
+		return err
 	}
-	var errs []error
-	for _, addr := range s.front.servers {
-		err := closeSession(addr, id, s.passwd)
-		if err == nil {
-			return nil
+	// The member that carries the session first, if one does.
+	order := slices.Clone(s.front.servers)
+	if m, ok := s.liveMember(); ok {
+		order[0], order[m] = order[m], order[0]
+	}
+	deadline := time.Now().Add(expirePatience)
+	for {
+		var errs []error
+		for _, addr := range order {
+			err := closeSession(addr, id, s.passwd, s.timeout)
+			if err == nil {
+				return nil
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+		if time.Now().After(deadline) {
+			return errors.Join(errs...)
+		}
+		time.Sleep(50 * time.Millisecond) // before trying again
 	}
-	return errors.Join(errs...)
 }
 
-// closeSession connects to the session id at addr and closes it there.
-func closeSession(addr string, id int64, passwd []byte) error {
+// closeSession connects to the session id at addr, asking for its timeout,
+// and closes it there.
+func closeSession(addr string, id int64, passwd []byte, timeout time.Duration) error {
 	c, err := net.DialTimeout("tcp", addr, expireBound)
 	if err != nil {
 		return err
@@ -72,7 +92,7 @@ func closeSession(addr string, id int64, passwd []byte) error {
 	// timeout, the session and its password, and not read-only.
 	req := binary.BigEndian.AppendUint32(nil, 0)
 	req = binary.BigEndian.AppendUint64(req, 0)
-	req = binary.BigEndian.AppendUint32(req, 30_000)
+	req = binary.BigEndian.AppendUint32(req, uint32(timeout.Milliseconds()))
 	req = binary.BigEndian.AppendUint64(req, uint64(id))
 	req = binary.BigEndian.AppendUint32(req, uint32(len(passwd)))
 	req = append(req, passwd...)
@@ -84,7 +104,7 @@ func closeSession(addr string, id int64, passwd []byte) error {
 	if err != nil {
 		return fmt.Errorf("connect response: %w", err)
 	}
-	if len(resp) < 16 {
+	if len(resp) < 20 {
 		return fmt.Errorf("connect response of %d bytes", len(resp))
 	}
 	if timeout := int32(binary.BigEndian.Uint32(resp[4:])); timeout <= 0 {

@@ -2,8 +2,12 @@ package zktest
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/zkrecipes/recipes/internal/zkserver"
 )
@@ -19,8 +23,9 @@ type front struct {
 
 func newFront(servers []string) (*front, error) {
 	f := &front{servers: servers}
-	for _, s := range servers {
-		p, err := zkserver.NewTCPProxy(s, zkserver.WithoutPatience(), zkserver.WithTap(f.newTap))
+	for i, s := range servers {
+		p, err := zkserver.NewTCPProxy(s, zkserver.WithoutPatience(),
+			zkserver.WithTap(func() zkserver.Tap { return &tap{front: f, member: i} }))
 		if err != nil {
 			f.close()
 			return nil, fmt.Errorf("forwarder to %s: %w", s, err)
@@ -47,68 +52,166 @@ const (
 	connectResponseMax = 256
 )
 
-// newTap returns the function that reads one connection's first packet
-// from the server, given as it is forwarded, and records its session if it
-// is a connect response that grants one. Anything else (a four-letter
-// word's answer) ends the reading.
-func (f *front) newTap() func([]byte) bool {
-	var head []byte
-	return func(b []byte) bool {
-		head = append(head, b...)
-		if len(head) < 4 {
-			return true
-		}
-		n := 4 + int(binary.BigEndian.Uint32(head))
-		if n < connectResponseMin || n > connectResponseMax {
-			return false
-		}
-		if len(head) < n {
-			return true
-		}
-		timeout := int32(binary.BigEndian.Uint32(head[8:]))
-		id := int64(binary.BigEndian.Uint64(head[12:]))
-		plen := int(int32(binary.BigEndian.Uint32(head[20:])))
-		if timeout > 0 && id != 0 && plen >= 0 && 24+plen <= n {
-			sessions.learn(id, session{passwd: append([]byte(nil), head[24:24+plen]...), front: f})
-		}
+// A tap reads the first packet the server sends on one connection through
+// a front, as it is forwarded, and records its session if it is a connect
+// response that grants one; anything else (a four-letter word's answer)
+// ends the reading. It tells the registry when the connection closes.
+type tap struct {
+	front  *front
+	member int
+	head   []byte
+	id     int64 // the session granted; 0: none
+}
+
+func (t *tap) See(b []byte) bool {
+	t.head = append(t.head, b...)
+	if len(t.head) < 4 {
+		return true
+	}
+	n := 4 + int(binary.BigEndian.Uint32(t.head))
+	if n < connectResponseMin || n > connectResponseMax {
 		return false
+	}
+	if len(t.head) < n {
+		return true
+	}
+	timeout := int32(binary.BigEndian.Uint32(t.head[8:]))
+	id := int64(binary.BigEndian.Uint64(t.head[12:]))
+	plen := int(int32(binary.BigEndian.Uint32(t.head[20:])))
+	if timeout > 0 && id != 0 && plen >= 0 && 24+plen <= n {
+		t.id = id
+		sessions.opened(id, t.head[24:24+plen], time.Duration(timeout)*time.Millisecond, t.front, t.member)
+	}
+	return false
+}
+
+func (t *tap) Closed() {
+	if t.id != 0 {
+		sessions.closed(t.id, t.front, t.member)
 	}
 }
 
-// session is what ExpireSession needs of a session: its password and where
-// to find its servers.
+// session is what ExpireSession needs of a session that connected through
+// one front: its password, its timeout and where its connections are.
 type session struct {
-	passwd []byte
-	front  *front
+	passwd  []byte
+	timeout time.Duration
+	front   *front
+	live    map[int]int // member: connections open now
+	learned uint64      // when, in the order the registry learned them
+}
+
+// liveMember returns a member that carries a connection of the session
+// now.
+func (s *session) liveMember() (int, bool) {
+	for m, n := range s.live {
+		if n > 0 {
+			return m, true
+		}
+	}
+	return 0, false
 }
 
 // sessions are those that connected through a front that is still open.
-var sessions = registry{m: map[int64]session{}}
+// Two servers can grant the same session id and password: ZooKeeper draws
+// both from the server's id and the millisecond its session tracker
+// started, and every standalone server's id is 1. So an id may be known
+// through more than one front.
+var sessions = registry{m: map[int64][]*session{}}
 
 type registry struct {
-	mu sync.Mutex
-	m  map[int64]session
+	mu      sync.Mutex
+	m       map[int64][]*session
+	learned uint64
 }
 
-func (r *registry) learn(id int64, s session) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.m[id] = s
+func (r *registry) find(id int64, f *front) *session {
+	for _, s := range r.m[id] {
+		if s.front == f {
+			return s
+		}
+	}
+	return nil
 }
 
-func (r *registry) lookup(id int64) (session, bool) {
+func (r *registry) opened(id int64, passwd []byte, timeout time.Duration, f *front, member int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s, ok := r.m[id]
-	return s, ok
+	r.learned++
+	s := r.find(id, f)
+	if s == nil {
+		s = &session{front: f, live: map[int]int{}}
+		r.m[id] = append(r.m[id], s)
+	}
+	s.passwd, s.timeout, s.learned = append([]byte(nil), passwd...), timeout, r.learned
+	s.live[member]++
+}
+
+func (r *registry) closed(id int64, f *front, member int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.find(id, f); s != nil {
+		s.live[member]--
+	}
+}
+
+// lookup returns the session with the given id: the one known through a
+// single front, else the one with a connection open now, else the one
+// learned last; an id with connections open through two fronts is
+// ambiguous.
+func (r *registry) lookup(id int64) (session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all := r.m[id]
+	if len(all) == 0 {
+		return session{}, errors.New("it did not connect through an address of this package's " +
+			"(Server.Servers, Ensemble.Servers, Servers), or that server is gone")
+	}
+	var live []*session
+	last := all[0]
+	for _, s := range all {
+		if _, ok := s.liveMember(); ok {
+			live = append(live, s)
+		}
+		if s.learned > last.learned {
+			last = s
+		}
+	}
+	switch len(live) {
+	case 0:
+		return copySession(last), nil
+	case 1:
+		return copySession(live[0]), nil
+	}
+	return session{}, errors.New("two servers of this test binary granted that id, and clients are connected to both")
+}
+
+func copySession(s *session) session {
+	c := *s
+	c.live = maps.Clone(s.live)
+	return c
+}
+
+// member returns a member of the front that carries a connection of the
+// session id now.
+func (r *registry) member(id int64, f *front) (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.find(id, f); s != nil {
+		return s.liveMember()
+	}
+	return 0, false
 }
 
 func (r *registry) forget(f *front) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for id, s := range r.m {
-		if s.front == f {
+	for id, all := range r.m {
+		all = slices.DeleteFunc(all, func(s *session) bool { return s.front == f })
+		if len(all) == 0 {
 			delete(r.m, id)
+		} else {
+			r.m[id] = all
 		}
 	}
 }

@@ -41,6 +41,26 @@ func events(t *testing.T, servers []string, timeout time.Duration) (*zk.Conn, <-
 	return conn, ch
 }
 
+// waitExists polls the server until path exists, or does not, as want
+// says, for up to a minute.
+func waitExists(t *testing.T, conn *zk.Conn, path string, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ok, _, err := conn.Exists(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: exists is still %v after a minute", path, ok)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the server's state
+	}
+}
+
 // TestExpireSession: once ExpireSession returns, the session's ephemeral
 // node is gone, and the client hears that its session expired.
 func TestExpireSession(t *testing.T) {
@@ -81,6 +101,9 @@ func TestExpireSessionThroughAProxyOnAnEnsemble(t *testing.T) {
 	if _, err := conn.Create(root+"/eph", nil, zk.FlagEphemeral, acl); err != nil {
 		t.Fatal(err)
 	}
+	if m, ok := e.MemberOf(conn.SessionID()); !ok || m != 1 {
+		t.Fatalf("MemberOf = %d, %v; want 1", m, ok)
+	}
 	p.Cut()
 	ExpireSession(t, conn.SessionID())
 	if _, err := admin.Sync(root); err != nil { // the member admin reads from has applied the close
@@ -119,20 +142,7 @@ func TestProxyCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Cut()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		ok, _, err := admin.Exists(root + "/eph")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cut-off session's node is still there after a minute")
-		}
-		time.Sleep(20 * time.Millisecond) // polling the server's state
-	}
+	waitExists(t, admin, root+"/eph", false)
 	p.Heal()
 	waitState(t, ev, zk.StateExpired)
 }
@@ -179,6 +189,38 @@ func TestServerStopAndRestart(t *testing.T) {
 		t.Fatalf("the session's node after the restart: exists %v, %v", ok, err)
 	}
 	if err := conn.Delete("/eph", -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		t.Fatal(err)
+	}
+}
+
+// TestProxyCutReplies: a request goes through, its answer is held until
+// Heal.
+func TestProxyCutReplies(t *testing.T) {
+	t.Parallel()
+	admin := Connect(t, Servers(t))
+	root := Root(t, admin)
+	if _, err := admin.CreateContainer(root, nil, zk.FlagContainer, acl); err != nil {
+		t.Fatal(err)
+	}
+	p := NewProxy(t, Servers(t)...)
+	conn, _ := events(t, p.Servers(), SessionTimeout)
+	p.CutReplies()
+	created := make(chan error, 1)
+	go func() {
+		_, err := conn.Create(root+"/eph", nil, zk.FlagEphemeral, acl)
+		created <- err
+	}()
+	waitExists(t, admin, root+"/eph", true)
+	select {
+	case err := <-created:
+		t.Fatalf("the create returned (%v) while its answer was held", err)
+	default:
+	}
+	p.Heal()
+	if err := <-created; err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Delete(root+"/eph", -1); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -63,8 +63,28 @@ func (p *Proxy) Cut() {
 	}
 }
 
-// Heal ends Cut: what was held is delivered, in order, and new connections
-// go through again.
+// CutRequests holds what the clients send, until Heal, and lets the
+// servers' answers through: a one-way partition. The server hears nothing
+// from the clients, so it expires their sessions when they time out, while
+// they still hear what was on its way.
+func (p *Proxy) CutRequests() {
+	for _, q := range p.proxies {
+		q.StallUp()
+	}
+}
+
+// CutReplies holds what the servers send, until Heal, and lets the clients'
+// requests through: the other one-way partition. The server applies what
+// the clients ask but they hear no answer, and lose their sessions when
+// the client-side timeout passes.
+func (p *Proxy) CutReplies() {
+	for _, q := range p.proxies {
+		q.StallDown()
+	}
+}
+
+// Heal ends Cut, CutRequests and CutReplies: what was held is delivered, in
+// order, and new connections go through again.
 func (p *Proxy) Heal() {
 	for _, q := range p.proxies {
 		q.Restore()

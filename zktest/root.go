@@ -26,13 +26,14 @@ const containerGrace = 2 * time.Second
 // suffix. Root creates TestRoot but not the path; the code under test
 // creates what it needs there.
 //
-// When the test ends, Root reports with tb.Errorf every node left under the
-// path (the path included) that is not a container, ephemeral or
-// persistent (see Leftovers), then deletes what is left, as the super
+// When the test ends, Root reports with tb.Errorf every ephemeral or
+// persistent node left under the path, the path included (containers are
+// not reported; see Leftovers), then deletes what is left, as the super
 // user. Cleanups run last in, first out: a session whose ephemeral nodes
-// may remain until it closes must be made after Root is called (Connect,
-// Start), so that it is closed before the check. conn must still work
-// then: do not close it in the test, and do not take it through a Proxy.
+// may remain until it closes must have its close registered with
+// tb.Cleanup after Root is called, so that it is closed before the check.
+// conn must still work then: do not close it in the test, and do not take
+// it through a Proxy.
 func Root(tb testing.TB, conn *zk.Conn) string {
 	tb.Helper()
 	if _, err := conn.Create(TestRoot, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {

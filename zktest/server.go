@@ -41,9 +41,11 @@ func WithPeerProxies() Option {
 }
 
 func options(opts []Option) []zkserver.Option {
-	out := make([]zkserver.Option, len(opts))
-	for i, o := range opts {
-		out[i] = o.o
+	var out []zkserver.Option
+	for _, o := range opts {
+		if o.o != nil { // the zero Option does nothing
+			out = append(out, o.o)
+		}
 	}
 	return out
 }
@@ -88,8 +90,8 @@ func (s *Server) Servers() []string { return []string{s.Addr()} }
 func (s *Server) Addr() string { return s.front.addr(0) }
 
 // Stop kills the server (kill -9) and waits for it to exit: its clients
-// lose their connections, and new ones are refused until Restart. Its data
-// is kept.
+// lose their connections, and a new connection to its address is closed as
+// soon as it is accepted, until Restart. Its data is kept.
 func (s *Server) Stop() error { return s.srv.Stop() }
 
 // Restart stops the server if it runs and starts it again on the same
@@ -164,6 +166,13 @@ func (e *Ensemble) Addr(i int) string { return e.front.addr(i) }
 // Len returns the number of members.
 func (e *Ensemble) Len() int { return e.e.Len() }
 
+// MemberOf returns the member that a connection of the session with the
+// given id goes to now (Curator's TestingCluster.findConnectionInstance),
+// or false if it has none through this ensemble's addresses.
+func (e *Ensemble) MemberOf(sessionID int64) (int, bool) {
+	return sessions.member(sessionID, e.front)
+}
+
 // Leader returns the member that leads now, or -1 if none does (isolated
 // members left out).
 func (e *Ensemble) Leader() int { return e.e.Leader() }
@@ -173,7 +182,8 @@ func (e *Ensemble) Leader() int { return e.e.Leader() }
 func (e *Ensemble) Followers() []int { return e.e.Followers() }
 
 // Stop kills member i (kill -9) and waits for it to exit; its clients lose
-// their connections and move to other members. Its data is kept.
+// their connections and move to other members, and a new connection to its
+// address is closed as soon as it is accepted. Its data is kept.
 func (e *Ensemble) Stop(i int) error { return e.e.Stop(i) }
 
 // Start starts member i again after Stop, and, if a majority then runs,
@@ -185,7 +195,7 @@ func (e *Ensemble) Restart(i int) error { return e.e.Restart(i) }
 
 // Pause freezes member i (SIGSTOP), as a long garbage collection or a
 // descheduled machine would: its connections stay open and nothing
-// answers. Resume continues it.
+// answers. Resume continues it. Not on Windows, which has no SIGSTOP.
 func (e *Ensemble) Pause(i int) error { return e.e.Pause(i) }
 
 // Resume continues member i after Pause.

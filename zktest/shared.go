@@ -3,6 +3,7 @@ package zktest
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +13,12 @@ import (
 
 // ServersEnv names the environment variable that, set to a comma-separated
 // list of host:port addresses, makes Shared and Servers use those servers
-// instead of starting one.
+// instead of starting one. Clients reach them through this package's
+// forwarders on 127.0.0.1 (see ExpireSession), so not with TLS. For Root's
+// check such a server needs what this package's own have: containers
+// reaped often (-Dznode.container.checkIntervalMs=100; at ZooKeeper's
+// default of a minute, every container is reported as a leftover), and,
+// for the nodes of ACL'd recipes, SuperCredentials as its superDigest.
 const ServersEnv = "ZK_SERVERS"
 
 // HomeEnv names the environment variable that points at an Apache ZooKeeper
@@ -34,14 +40,14 @@ var shared struct {
 // call starts a standalone server. A start that failed fails every later
 // call alike.
 //
-// Main or WithServer stops the shared server when the tests end; without
-// them it is killed when the test binary exits and leaves its temporary
-// files behind.
+// Main or WithServer stops the shared server when the tests end. Without
+// them, on Linux it is killed when the test binary exits, leaving its
+// temporary files behind; elsewhere it runs on.
 func Shared() ([]string, error) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.servers != nil || shared.err != nil {
-		return shared.servers, shared.err
+		return slices.Clone(shared.servers), shared.err
 	}
 	var targets []string
 	if env := os.Getenv(ServersEnv); strings.TrimSpace(env) != "" {
@@ -72,10 +78,10 @@ func Shared() ([]string, error) {
 	for i := range targets {
 		shared.servers = append(shared.servers, f.addr(i))
 	}
-	return shared.servers, nil
+	return slices.Clone(shared.servers), nil
 }
 
-// Servers returns Shared's servers, failing tb if there are none.
+// Servers returns Shared's servers, failing tb if Shared fails.
 func Servers(tb testing.TB) []string {
 	tb.Helper()
 	servers, err := Shared()

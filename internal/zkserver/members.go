@@ -1,28 +1,25 @@
 package zkserver
 
-import (
-	"fmt"
-	"syscall"
-)
+import "fmt"
 
 // Pause stops member i's JVM with SIGSTOP, as a long GC pause or a
 // descheduled VM would: its sockets stay open and nothing answers. Resume
 // continues it; Stop, Start and Close work on a paused member. Leader and
 // Followers wait for a paused member's answer for up to 30 s (answerBound)
 // before leaving it out: ask them before Pause or after Resume.
-func (e *Ensemble) Pause(i int) error { return e.signal(i, syscall.SIGSTOP) }
+func (e *Ensemble) Pause(i int) error { return e.signal(i, (*process).pause) }
 
 // Resume continues member i after Pause with SIGCONT.
-func (e *Ensemble) Resume(i int) error { return e.signal(i, syscall.SIGCONT) }
+func (e *Ensemble) Resume(i int) error { return e.signal(i, (*process).resume) }
 
-func (e *Ensemble) signal(i int, sig syscall.Signal) error {
+func (e *Ensemble) signal(i int, send func(*process) error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := e.members[i]
 	if m.proc == nil {
 		return fmt.Errorf("zkserver: ensemble server %d is not running", m.id)
 	}
-	return m.proc.signal(sig)
+	return send(m.proc)
 }
 
 // PID returns the process id of member i's JVM, or 0 if it is stopped.

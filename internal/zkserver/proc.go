@@ -2,14 +2,12 @@ package zkserver
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -83,7 +81,8 @@ func startJava(dir, logPath, mainClass string, extraProps []string, args ...stri
 	return p, nil
 }
 
-// kill sends SIGKILL to the process group and waits until the JVM is reaped.
+// kill kills the process (its whole group, where there are groups) and
+// waits until the JVM is reaped.
 func (p *process) kill() error {
 	select {
 	case <-p.exited:
@@ -91,7 +90,7 @@ func (p *process) kill() error {
 	default:
 	}
 	pid := p.cmd.Process.Pid
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := killGroup(pid); err != nil {
 		// Fall back to the process itself if the group is gone.
 		_ = p.cmd.Process.Kill()
 	}
@@ -101,17 +100,6 @@ func (p *process) kill() error {
 	case <-time.After(30 * time.Second):
 		return fmt.Errorf("zkserver: java process %d did not exit after SIGKILL", pid)
 	}
-}
-
-// signal sends sig to the process group.
-func (p *process) signal(sig syscall.Signal) error {
-	if !p.alive() {
-		return fmt.Errorf("zkserver: java process %d has exited", p.cmd.Process.Pid)
-	}
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
-		return fmt.Errorf("zkserver: signal %v to java process %d: %w", sig, p.cmd.Process.Pid, err)
-	}
-	return nil
 }
 
 // alive reports whether the process has not exited yet.

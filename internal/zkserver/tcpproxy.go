@@ -42,8 +42,8 @@ type TCPProxy struct {
 	gate   Gate
 	wg     sync.WaitGroup // accept loop and one per connection
 
-	patience time.Duration            // how long a connection waits for a refusing target
-	tap      func() func([]byte) bool // WithTap's; nil: none
+	patience time.Duration // how long a connection waits for a refusing target
+	tap      func() Tap    // WithTap's; nil: none
 
 	mu     sync.Mutex
 	conns  map[*tcpConn]struct{} // accepted, dialed or waiting to be
@@ -61,11 +61,18 @@ func WithoutPatience() ProxyOption {
 	return func(p *TCPProxy) { p.patience = 0 }
 }
 
-// WithTap shows the bytes each connection carries from the target, as they
-// are forwarded, to a function that newTap makes for that connection, until
-// it returns false. It sees them in order; what it does changes nothing
-// that is forwarded.
-func WithTap(newTap func() func(down []byte) bool) ProxyOption {
+// A Tap watches one proxied connection: See is shown the bytes from the
+// target, in order, as they are forwarded, until it returns false, and
+// Closed is called once the connection is closed. What it does changes
+// nothing that is forwarded.
+type Tap interface {
+	See(down []byte) bool
+	Closed()
+}
+
+// WithTap gives each connection a Tap of its own, made by newTap once the
+// target is dialed.
+func WithTap(newTap func() Tap) ProxyOption {
 	return func(p *TCPProxy) { p.tap = newTap }
 }
 
@@ -208,9 +215,10 @@ func (p *TCPProxy) serve(c *tcpConn) {
 	}
 	var wg sync.WaitGroup
 	wg.Add(2)
-	var tap func([]byte) bool
+	var tap Tap
 	if p.tap != nil {
 		tap = p.tap()
+		defer tap.Closed()
 	}
 	go func() { defer wg.Done(); p.pump(c, c.client, server, Up, nil) }()
 	go func() { defer wg.Done(); p.pump(c, server, c.client, Down, tap) }()
@@ -237,7 +245,7 @@ func (p *TCPProxy) dialTarget(c *tcpConn) (net.Conn, error) {
 // pump copies src to dst, holding each chunk, and the final EOF or error,
 // while dir is held, and shows each chunk to tap until it returns false.
 // Whatever ends it closes both sides.
-func (p *TCPProxy) pump(c *tcpConn, src, dst net.Conn, dir Direction, tap func([]byte) bool) {
+func (p *TCPProxy) pump(c *tcpConn, src, dst net.Conn, dir Direction, tap Tap) {
 	defer c.close()
 	buf := make([]byte, 32<<10)
 	for {
@@ -246,7 +254,7 @@ func (p *TCPProxy) pump(c *tcpConn, src, dst net.Conn, dir Direction, tap func([
 			return
 		}
 		if n > 0 {
-			if tap != nil && !tap(buf[:n]) {
+			if tap != nil && !tap.See(buf[:n]) {
 				tap = nil
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
