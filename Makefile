@@ -36,8 +36,8 @@ lint:
 unit:
 	$(GO) test -race -shuffle=on -count=1 -timeout 20m ./...
 	@# Tests built without the race detector only (//go:build !race): see
-	@# recipes_test/request_drop_norace_test.go.
-	$(GO) test -count=1 -timeout 10m -run '^TestConcurrentDroppedRequestsKeepTheSession$$' ./recipes_test/
+	@# tests/integration/request_drop_norace_test.go.
+	$(GO) test -count=1 -timeout 10m -run '^TestConcurrentDroppedRequestsKeepTheSession$$' ./tests/integration/
 	@# A module of its own that uses the public test kit as a user's would.
 	cd examples/testkit && $(GO) test -race -shuffle=on -count=1 ./...
 
@@ -61,11 +61,11 @@ bench: deps
 
 ## demo: the README's first command: the CLI's demo against a throwaway local ZooKeeper
 demo:
-	$(GO) run ./internal/cmd/withzk -- $(GO) run ./cmd/zkrecipes demo
+	$(GO) run ./tools/withzk -- $(GO) run ./cmd/zkrecipes demo
 
 ## chaos: the long fault run of docs/faults.md (>= 10,000 critical sections in 8 processes)
 # CHAOS_PROCS, CHAOS_SECTIONS (per scenario), CHAOS_ROUNDS, CHAOS_CUTS and
 # CHAOS_KEEP=dir (keep timelines) size and tune it; the result goes to chaos.txt.
 chaos: deps
-	@{ CHAOS_LONG=1 $(GO) test -count=1 -timeout 3h -v -run '^(TestFaults|TestNoLockIsFlagged)$$' ./internal/chaos/ 2>&1; \
+	@{ CHAOS_LONG=1 $(GO) test -count=1 -timeout 3h -v -run '^(TestFaults|TestNoLockIsFlagged)$$' ./tests/chaos/ 2>&1; \
 		echo $$? > chaos.rc; } | tee chaos.txt; rc=$$(cat chaos.rc); rm -f chaos.rc; exit $$rc

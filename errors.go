@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/zkrecipes/recipes/internal/args"
-	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -12,7 +11,7 @@ import (
 var (
 	// ErrSessionExpired means ZooKeeper expired the session: every
 	// ephemeral node it owned, and so every lock it held, is gone.
-	ErrSessionExpired = znode.ErrSessionExpired
+	ErrSessionExpired = errors.New("recipes: session expired")
 
 	// ErrSessionLost means the session went so long without proof that the
 	// leader heard from it that the leader may expire it soon. It is
@@ -39,11 +38,17 @@ var (
 	// connection, a malformed path, a count below 1, data too large, a nil
 	// session. Nothing is created. (ValidatePath's own errors do not wrap
 	// it; a constructor's error for the same path does.)
-	ErrInvalid = args.ErrInvalid
+	ErrInvalid = errors.New("recipes: invalid argument")
 
 	// ErrOtherRecipe is wrapped by the error of a recipe whose path another
 	// kind of recipe uses (a Mutex's and a Semaphore's, say): their layouts
 	// differ, so they would not exclude each other. The error names the
 	// node found. Nothing is left behind.
-	ErrOtherRecipe = layout.ErrOtherRecipe
+	ErrOtherRecipe = errors.New("recipes: path used by another recipe")
 )
+
+// The internal packages report these errors with this package's values.
+func init() {
+	znode.ErrSessionExpired = ErrSessionExpired
+	args.ErrInvalid = ErrInvalid
+}

@@ -7,7 +7,7 @@ import "github.com/zkrecipes/recipes/internal/args"
 // jute.maxbuffer (by default MaxRequest), and the request carries the path
 // and ACL too; the KiB kept back also lets a Java client, which takes a reply
 // only below its own jute.maxbuffer, read the data back.
-const MaxDataSize = args.MaxDataSize
+const MaxDataSize = 1<<20 - 1<<10
 
 // MaxRequest is the largest request ZooKeeper takes with its default
 // jute.maxbuffer, 0xfffff bytes (1 MiB - 1): a server drops the connection
@@ -17,12 +17,22 @@ const MaxDataSize = args.MaxDataSize
 // session's ACL, and the transactions the recipe builds), and refuses, with
 // ErrInvalid, a recipe over this: so may a long path with data within
 // MaxDataSize. docs/semantics.md ("Bad input") lists what is checked.
-const MaxRequest = args.MaxRequest
+const MaxRequest = 0xfffff
 
 // A NodeOption configures the nodes a recipe creates. Every constructor in
 // the locks and barriers packages takes them; a Session is configured by
 // Option instead.
-type NodeOption func(*args.Options)
+type NodeOption func(*NodeOptions)
+
+// NodeOptions is what a recipe's NodeOptions set, as its constructor reads
+// it.
+type NodeOptions struct {
+	data    []byte
+	dataSet bool // even to nil or empty: then the nodes carry no data
+}
+
+// Data returns the data that WithData set, and whether a WithData did.
+func (o *NodeOptions) Data() (data []byte, set bool) { return o.data, o.dataSet }
 
 // WithData sets the data stored in the recipe's nodes, which the recipes'
 // Inspect and `zkrecipes inspect` show. The constructor keeps a copy: the
@@ -30,7 +40,7 @@ type NodeOption func(*args.Options)
 // or that makes a request over MaxRequest with the recipe's path, is refused
 // with ErrInvalid.
 func WithData(data []byte) NodeOption {
-	return func(o *args.Options) { o.SetData(data) }
+	return func(o *NodeOptions) { o.data, o.dataSet = data, true }
 }
 
 // DefaultData identifies this process: "host:pid", which is what a recipe's

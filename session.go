@@ -410,9 +410,16 @@ func (s *Session) reportStateLocked(st State) {
 	s.rec.State(st.String(), s.err)
 }
 
-// Telemetry is where the recipe packages report what they do (WithSlog,
-// WithMeterProvider). It is not meant for other callers.
-func (s *Session) Telemetry() *telemetry.Recorder { return s.rec }
+// The recipe packages report what they do (WithSlog, WithMeterProvider)
+// to their session's recorder, which they find through telemetry.Of.
+func init() {
+	telemetry.Of = func(sess any) *telemetry.Recorder {
+		if s, ok := sess.(*Session); ok && s != nil {
+			return s.rec
+		}
+		return nil
+	}
+}
 
 func (s *Session) finish(err error) {
 	s.mu.Lock()

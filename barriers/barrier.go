@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/layout"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -27,7 +28,7 @@ type Barrier struct {
 // whose create, with the path under the chroot, the data and the ACL, would
 // be over recipes.MaxRequest.
 func NewBarrier(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*Barrier, error) {
-	at, err := args.Check(sess, path, opts)
+	at, err := recipe.Check(sess, path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func (b *Barrier) Remove(ctx context.Context) error {
 // session timeout): a waiter that cannot see the barrier is never told it
 // has passed. A path that a lock or a double barrier uses is no barrier: its
 // node goes only when that recipe is done with it, so Wait returns an error
-// wrapping ErrOtherRecipe instead of waiting, as Set and Remove do. It looks
+// wrapping recipes.ErrOtherRecipe instead of waiting, as Set and Remove do. It looks
 // each time the node changes; a lock that comes under a barrier that is up
 // is found by Remove. Wait needs no permission on the barrier's node: a
 // session that may not read its children waits without that check.
@@ -132,7 +133,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 	}
 }
 
-// checkOwn returns an error wrapping ErrOtherRecipe if another recipe's
+// checkOwn returns an error wrapping recipes.ErrOtherRecipe if another recipe's
 // nodes are under the barrier's path.
 func (b *Barrier) checkOwn(ctx context.Context) error {
 	names, err := znode.Children(ctx, b.sess, b.at.Dir)

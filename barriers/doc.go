@@ -5,7 +5,7 @@
 //	barriers.Barrier        Curator DistributedBarrier: hold everyone until removed
 //	barriers.DoubleBarrier  DistributedDoubleBarrier: start together, finish together
 //
-// Constructors do no I/O and refuse bad input with [ErrInvalid], creating
+// Constructors do no I/O and refuse bad input with [recipes.ErrInvalid], creating
 // nothing, among it a barrier whose requests ZooKeeper would drop: a
 // barrier's create, a member's, and a double barrier's opening transaction,
 // which checks as many members as it waits for, must each be within
@@ -63,5 +63,5 @@
 // Missing parents are created as container nodes. A double barrier whose
 // path holds a lock's nodes (which it would count as members), and a Barrier
 // whose node exists as a lock's directory (Set, Remove and Wait alike), are
-// refused with ErrOtherRecipe.
+// refused with recipes.ErrOtherRecipe.
 package barriers

@@ -13,6 +13,7 @@ import (
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/jute"
 	"github.com/zkrecipes/recipes/internal/layout"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -60,11 +61,14 @@ type DoubleBarrier struct {
 // and the create of the ready node with the data) would be over
 // recipes.MaxRequest.
 func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...recipes.NodeOption) (*DoubleBarrier, error) {
-	var tooMany error
-	if members > maxMembers {
-		tooMany = fmt.Errorf("%w: a double barrier takes at most %d members, not %d", ErrInvalid, maxMembers, members)
-	}
-	at, err := args.Check(sess, path, opts, args.AtLeastOne(members, "a double barrier", "member"), tooMany)
+	at, err := recipe.Check(sess, path, opts, func() error {
+		return args.AtLeastOne(members, "a double barrier", "member")
+	}, func() error {
+		if members > maxMembers {
+			return fmt.Errorf("%w: a double barrier takes at most %d members, not %d", recipes.ErrInvalid, maxMembers, members)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}

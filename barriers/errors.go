@@ -2,23 +2,11 @@ package barriers
 
 import (
 	"errors"
-
-	"github.com/zkrecipes/recipes"
 )
 
 // Errors returned by the barriers. Match them with errors.Is; each is wrapped
 // with the details of the case.
 var (
-	// ErrInvalid is recipes.ErrInvalid, which every error for bad input
-	// wraps: a malformed path, a member count below 1, data too large, a
-	// nil session. Nothing is created.
-	ErrInvalid = recipes.ErrInvalid
-
-	// ErrOtherRecipe is recipes.ErrOtherRecipe: a barrier's path is in use
-	// by a lock (or a double barrier's by a barrier of the other kind's
-	// children).
-	ErrOtherRecipe = recipes.ErrOtherRecipe
-
 	// ErrEntered is returned by DoubleBarrier.Enter when this value has
 	// entered and not left yet.
 	ErrEntered = errors.New("barriers: already entered")

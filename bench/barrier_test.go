@@ -10,7 +10,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
-	"github.com/zkrecipes/recipes/internal/curatortest"
+	"github.com/zkrecipes/recipes/internal/testenv/curatortest"
 )
 
 // barrierMembers is how many members, each on its own session, meet at the

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/curatortest"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/testenv"
+	"github.com/zkrecipes/recipes/internal/testenv/curatortest"
 	"github.com/zkrecipes/recipes/locks"
 )
 

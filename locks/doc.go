@@ -13,7 +13,7 @@
 // each waiter watches only the one node it waits for, so a release wakes one
 // waiter.
 //
-// Constructors do no I/O and refuse bad input with [ErrInvalid], creating
+// Constructors do no I/O and refuse bad input with [recipes.ErrInvalid], creating
 // nothing, among it a lock whose requests ZooKeeper would drop: each works
 // out the largest request its lock sends (path under the chroot, node name
 // with ZooKeeper's sequence, data, ACL, the release's transaction) and
@@ -90,7 +90,7 @@
 // errors.Is also matches with context.Canceled or context.DeadlineExceeded.
 // Release takes a context too: it bounds the wait for ZooKeeper to confirm
 // the delete, past which the session finishes it in the background. A nil
-// context is refused by every call, with an error wrapping ErrInvalid that
+// context is refused by every call, with an error wrapping recipes.ErrInvalid that
 // names the call, before anything is sent or changed: a Release(nil) leaves
 // the lock held, to be released with a context.
 //
@@ -144,7 +144,7 @@
 //
 // Recipes of different kinds on one path would not exclude each other, so
 // an acquire that finds another kind's nodes under P refuses with
-// ErrOtherRecipe and leaves nothing behind (see ErrOtherRecipe).
+// recipes.ErrOtherRecipe and leaves nothing behind (see recipes.ErrOtherRecipe).
 //
 // Each recipe's Participants lists its nodes in queue order, with each one's
 // Kind, whether it Holds and the node it Waits for, decided by the same

@@ -3,7 +3,6 @@ package locks
 import (
 	"errors"
 
-	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
@@ -19,11 +18,11 @@ var (
 	// for the session timeout). Hold.Err wraps it, it is the cause of the
 	// Hold's Context's cancellation (see context.Cause), and Release returns
 	// it afterwards.
-	ErrLockLost = seqnode.ErrLost
+	ErrLockLost = errors.New("locks: lock lost")
 
 	// ErrReleased is Hold.Err, and the cause of the Hold's Context's
 	// cancellation, after the outermost Release.
-	ErrReleased = seqnode.ErrReleased
+	ErrReleased = errors.New("locks: released")
 
 	// ErrUpgrade is returned when the Context of an RWMutex's read Hold
 	// asks for its write lock: its own read node would block it
@@ -39,21 +38,15 @@ var (
 	// one another client recorded for the same path.
 	ErrMaxLeases = errors.New("locks: semaphore used with a different number of leases")
 
-	// ErrOtherRecipe is recipes.ErrOtherRecipe: a lock's path is in use by
-	// another kind of recipe (a Mutex and a Semaphore, say). A child named
-	// "locks" or "leases" counts as a semaphore's, as it is in Curator's
-	// layout.
-	ErrOtherRecipe = recipes.ErrOtherRecipe
-
 	// ErrNotRevocable is returned by Revoke for a node that is not a lock
 	// node a holder could be listening on: not a Mutex's or an RWMutex's
 	// node (a semaphore's lease, a recipe's own path, a barrier), or no
 	// node at all (then the error also wraps zk.ErrNoNode). Nothing is
 	// written.
 	ErrNotRevocable = errors.New("locks: not a revocable lock node")
-
-	// ErrInvalid is recipes.ErrInvalid, which every error for bad input
-	// wraps: a malformed path, data too large, a nil session. Nothing is
-	// created.
-	ErrInvalid = recipes.ErrInvalid
 )
+
+// The engine reports losses and releases with this package's errors.
+func init() {
+	seqnode.ErrLost, seqnode.ErrReleased = ErrLockLost, ErrReleased
+}

@@ -84,7 +84,7 @@ func recipeOf(key any) string {
 // report has the session's telemetry record node's end and its revocation
 // requests (without asking to watch for them: see Hold.Revoked).
 func report(sess *recipes.Session, recipe, path string, node *seqnode.Hold) {
-	rec, start := sess.Telemetry(), time.Now()
+	rec, start := telemetry.Of(sess), time.Now()
 	node.OnEnd(func(err error) {
 		var lost error
 		if !errors.Is(err, ErrReleased) {
@@ -109,7 +109,7 @@ func measured[T any](ctx context.Context, sess *recipes.Session, recipe, path st
 	case !ok:
 		result = telemetry.Busy
 	}
-	sess.Telemetry().Acquisition(ctx, recipe, path, result, start, err)
+	telemetry.Of(sess).Acquisition(ctx, recipe, path, result, start, err)
 	return v, ok, err
 }
 
@@ -201,7 +201,7 @@ func (h *Hold) Guard() []*zk.CheckVersionRequest {
 // responses to ops. If the lock has been lost, nothing is applied and the
 // error wraps ErrLockLost. The transaction is sent once and never retried; a
 // ctx that has ended sends nothing. A multi-lock's members must share one
-// session, or Multi fails with ErrInvalid. So does a transaction, guards
+// session, or Multi fails with recipes.ErrInvalid. So does a transaction, guards
 // included, larger than ZooKeeper takes (over recipes.MaxRequest bytes as
 // go-zookeeper encodes it), or with an op zk.Conn.Multi does not know: it is
 // not sent.
@@ -229,7 +229,7 @@ func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 	if err == nil {
 		err = args.Fits("the multi", size)
 	} else {
-		err = fmt.Errorf("%w: %w", ErrInvalid, err)
+		err = fmt.Errorf("%w: %w", recipes.ErrInvalid, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
@@ -258,7 +258,7 @@ func (h *Hold) session() (*recipes.Session, error) {
 			return nil, err
 		}
 		if sess != nil && s != sess {
-			return nil, fmt.Errorf("%w: multi under %s: its members use different sessions", ErrInvalid, h.path)
+			return nil, fmt.Errorf("%w: multi under %s: its members use different sessions", recipes.ErrInvalid, h.path)
 		}
 		sess = s
 	}

@@ -31,7 +31,7 @@ type MultiLock struct {
 
 // NewMultiLock returns a lock over members. A member that is itself a
 // MultiLock gives its members instead, so that one order covers every lock
-// taken. It refuses, with an error wrapping ErrInvalid, an empty list, a nil
+// taken. It refuses, with an error wrapping recipes.ErrInvalid, an empty list, a nil
 // member, and two members with the same path (which would deadlock on each
 // other, or upgrade a read lock).
 //
@@ -40,10 +40,10 @@ type MultiLock struct {
 // different chroots still take the same locks in the same order.
 func NewMultiLock(members ...Locker) (*MultiLock, error) {
 	if len(members) == 0 {
-		return nil, fmt.Errorf("%w: a multi-lock needs at least one lock", ErrInvalid)
+		return nil, fmt.Errorf("%w: a multi-lock needs at least one lock", recipes.ErrInvalid)
 	}
 	if i := slices.IndexFunc(members, isNil); i >= 0 {
-		return nil, fmt.Errorf("%w: lock %d of a multi-lock is nil (%T)", ErrInvalid, i, members[i])
+		return nil, fmt.Errorf("%w: lock %d of a multi-lock is nil (%T)", recipes.ErrInvalid, i, members[i])
 	}
 	var flat []Locker
 	for _, m := range members {
@@ -56,7 +56,7 @@ func NewMultiLock(members ...Locker) (*MultiLock, error) {
 	slices.SortStableFunc(flat, func(a, b Locker) int { return cmp.Compare(orderKey(a), orderKey(b)) })
 	for i := 1; i < len(flat); i++ {
 		if orderKey(flat[i]) == orderKey(flat[i-1]) {
-			return nil, fmt.Errorf("%w: %s appears twice in a multi-lock", ErrInvalid, flat[i].Path())
+			return nil, fmt.Errorf("%w: %s appears twice in a multi-lock", recipes.ErrInvalid, flat[i].Path())
 		}
 	}
 	return &MultiLock{members: flat}, nil

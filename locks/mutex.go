@@ -6,6 +6,7 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
@@ -36,7 +37,7 @@ const mutexLockName = layout.MutexLockName
 // over recipes.MaxDataSize, or, with the path, the session's chroot and ACL,
 // too large for a request ZooKeeper takes (docs/semantics.md, "Bad input").
 func NewMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*Mutex, error) {
-	at, err := args.Check(sess, path, opts)
+	at, err := recipe.Check(sess, path, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -37,7 +38,7 @@ func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, 
 	if err := args.Context(ctx, "locks: Inspect"); err != nil {
 		return nil, err
 	}
-	names, data, err := layout.Read(ctx, sess, path, args.Where(sess, path))
+	names, data, err := layout.Read(ctx, sess, path, recipe.Where(sess, path))
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/jute"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -33,7 +34,7 @@ func Revoke(ctx context.Context, sess *recipes.Session, nodePath string) error {
 	if err := args.Context(ctx, "locks: Revoke"); err != nil {
 		return err
 	}
-	if err := args.Where(sess, nodePath); err != nil {
+	if err := recipe.Where(sess, nodePath); err != nil {
 		return err
 	}
 	full := zpath.Under(sess.Chroot(), nodePath)

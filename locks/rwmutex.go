@@ -8,6 +8,7 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
@@ -43,7 +44,7 @@ type RWMutex struct {
 // NewRWMutex returns the read/write lock at path. Like NewMutex, it does no
 // I/O and refuses bad input.
 func NewRWMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*RWMutex, error) {
-	at, err := args.Check(sess, path, opts)
+	at, err := recipe.Check(sess, path, opts)
 	if err != nil {
 		return nil, err
 	}

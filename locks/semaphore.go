@@ -15,6 +15,7 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -61,7 +62,9 @@ type Semaphore struct {
 // NewSemaphore returns the semaphore at path with maxLeases leases. Like
 // NewMutex it does no I/O; it also refuses maxLeases < 1.
 func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...recipes.NodeOption) (*Semaphore, error) {
-	at, err := args.Check(sess, path, opts, args.AtLeastOne(maxLeases, "a semaphore", "lease"))
+	at, err := recipe.Check(sess, path, opts, func() error {
+		return args.AtLeastOne(maxLeases, "a semaphore", "lease")
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +166,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int, take taker) ([]*Hold, bo
 // take takes n lease nodes, or none, while holding the gate.
 func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.Hold, _ bool, err error) {
 	if n < 1 || (s.count == "" && n > s.max) {
-		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", ErrInvalid, n, s.at.Path, s.max)
+		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", recipes.ErrInvalid, n, s.at.Path, s.max)
 	}
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, false, wrapSemaphore(s.at.Path, err)
@@ -195,7 +198,7 @@ func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.H
 		release, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
 		defer stop()
 		_ = gate.Release(release)
-		if errors.Is(err, ErrOtherRecipe) {
+		if errors.Is(err, recipes.ErrOtherRecipe) {
 			s.removeEmptyDirs(release)
 		}
 	}()

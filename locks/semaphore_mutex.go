@@ -12,7 +12,7 @@ import (
 // A SemaphoreMutex is a lock that is not reentrant: Curator's
 // InterProcessSemaphoreMutex, a Semaphore with one lease, on the same nodes.
 // Its layout differs from a Mutex's, so the two would not exclude each other:
-// Lock refuses a path that a Mutex (or an RWMutex) uses, with ErrOtherRecipe,
+// Lock refuses a path that a Mutex (or an RWMutex) uses, with recipes.ErrOtherRecipe,
 // and they refuse it likewise.
 //
 // Its Hold can be handed to any goroutine, which may then release it. Lock

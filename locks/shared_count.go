@@ -14,6 +14,7 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/jute"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -32,11 +33,14 @@ import (
 // theirs, as in Curator). A count below 1 lets nobody in. Like NewSemaphore
 // it does no I/O; Acquire fails if the count node does not exist.
 func NewSharedCountSemaphore(sess *recipes.Session, path, countPath string, opts ...recipes.NodeOption) (*Semaphore, error) {
-	var inside error
-	if countPath == path || strings.HasPrefix(countPath, path+"/") {
-		inside = fmt.Errorf("%w: the shared count %s is inside the semaphore's path %s", ErrInvalid, countPath, path)
-	}
-	at, err := args.Check(sess, path, opts, args.Where(sess, countPath), inside)
+	at, err := recipe.Check(sess, path, opts, func() error {
+		return recipe.Where(sess, countPath)
+	}, func() error {
+		if countPath == path || strings.HasPrefix(countPath, path+"/") {
+			return fmt.Errorf("%w: the shared count %s is inside the semaphore's path %s", recipes.ErrInvalid, countPath, path)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -46,16 +50,16 @@ func NewSharedCountSemaphore(sess *recipes.Session, path, countPath string, opts
 // SetSharedCount sets the shared count at countPath to n, creating the node
 // (and missing parents, as containers) if it does not exist. A node there
 // that holds anything but a count (or nothing) is left alone: the error
-// wraps ErrInvalid.
+// wraps recipes.ErrInvalid.
 func SetSharedCount(ctx context.Context, sess *recipes.Session, countPath string, n int) error {
 	if err := args.Context(ctx, "locks: SetSharedCount"); err != nil {
 		return err
 	}
-	if err := args.Where(sess, countPath); err != nil {
+	if err := recipe.Where(sess, countPath); err != nil {
 		return err
 	}
 	if n < -1<<31 || n > 1<<31-1 {
-		return fmt.Errorf("%w: shared count %d does not fit in 32 bits", ErrInvalid, n)
+		return fmt.Errorf("%w: shared count %d does not fit in 32 bits", recipes.ErrInvalid, n)
 	}
 	full := zpath.Under(sess.Chroot(), countPath)
 	value := binary.BigEndian.AppendUint32(nil, uint32(int32(n)))
@@ -66,7 +70,7 @@ func SetSharedCount(ctx context.Context, sess *recipes.Session, countPath string
 		data, st, err := conn.Get(full)
 		switch {
 		case err == nil && len(data) != 0 && len(data) != 4:
-			return fmt.Errorf("%w: %s holds %d bytes, not a shared count", ErrInvalid, countPath, len(data))
+			return fmt.Errorf("%w: %s holds %d bytes, not a shared count", recipes.ErrInvalid, countPath, len(data))
 		case err == nil:
 			_, err = znode.Set(conn, full, value, st.Version)
 			return err // a concurrent change: ZooKeeper's bad version, not retried
@@ -111,7 +115,7 @@ func (s *Semaphore) leaseSpec(ctx context.Context, n int) (spec seqnode.Spec, st
 		return seqnode.Spec{}, nil, w.explain(err)
 	}
 	if max := w.limit.Load(); n > int(max) && max >= 1 {
-		return seqnode.Spec{}, nil, fmt.Errorf("%w: cannot take %d leases of %s, whose count is %d", ErrInvalid, n, s.at.Path, max)
+		return seqnode.Spec{}, nil, fmt.Errorf("%w: cannot take %d leases of %s, whose count is %d", recipes.ErrInvalid, n, s.at.Path, max)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	w.ctx = wctx

@@ -7,12 +7,12 @@ package layout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
@@ -80,17 +80,13 @@ func Present(names []string) []Kind {
 	return out
 }
 
-// ErrOtherRecipe is wrapped by Check's errors. The root package exports it
-// as recipes.ErrOtherRecipe, and the recipe packages as theirs.
-var ErrOtherRecipe = errors.New("recipes: path used by another recipe")
-
-// Check returns an error wrapping ErrOtherRecipe if any of names, the
+// Check returns an error wrapping recipes.ErrOtherRecipe if any of names, the
 // children of dir, belongs to a recipe other than own. It names the first
 // such child.
 func Check(dir string, names []string, own Kind) error {
 	for _, n := range names {
 		if k := Of(n); k != None && k != own {
-			return fmt.Errorf("%w: %s has a %s's node %q, and cannot also hold a %s", ErrOtherRecipe, dir, k, n, own)
+			return fmt.Errorf("%w: %s has a %s's node %q, and cannot also hold a %s", recipes.ErrOtherRecipe, dir, k, n, own)
 		}
 	}
 	return nil

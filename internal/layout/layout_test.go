@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/zkrecipes/recipes"
 )
 
 func TestOf(t *testing.T) {
@@ -35,7 +37,7 @@ func TestPresentAndCheck(t *testing.T) {
 	assert.Empty(t, Present([]string{"config"}))
 
 	err := Check("/p", names, Mutex)
-	assert.ErrorIs(t, err, ErrOtherRecipe)
+	assert.ErrorIs(t, err, recipes.ErrOtherRecipe)
 	assert.ErrorContains(t, err, `semaphore's node "leases"`)
 	err = Check("/p", names, Semaphore)
 	assert.ErrorContains(t, err, "mutex's node")

@@ -615,8 +615,8 @@ func watchNode(ctx context.Context, sess znode.Session, spec Spec, target string
 // the outer acquire's context (as Curator's per-thread reentrancy would
 // let it) waits for itself, forever without a deadline.
 func waitsForOwnSession(ctx context.Context, sess znode.Session, spec Spec, target string) {
-	if t, ok := sess.(interface{ Telemetry() *telemetry.Recorder }); ok {
-		t.Telemetry().WaitsForOwnSession(ctx, zpath.Outside(sess.Chroot(), spec.Dir), zpath.Outside(sess.Chroot(), target))
+	if rec := telemetry.Of(sess); rec != nil {
+		rec.WaitsForOwnSession(ctx, zpath.Outside(sess.Chroot(), spec.Dir), zpath.Outside(sess.Chroot(), target))
 	}
 }
 

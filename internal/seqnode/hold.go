@@ -14,7 +14,8 @@ import (
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// Errors a Hold ends with. The locks package re-exports them.
+// Errors a Hold ends with: the locks package sets them to its ErrLockLost
+// and ErrReleased when it is initialised (this package cannot import it).
 var (
 	ErrLost     = errors.New("locks: lock lost")
 	ErrReleased = errors.New("locks: released")

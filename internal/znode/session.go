@@ -38,7 +38,8 @@ type Session interface {
 	Chroot() string
 }
 
-// ErrSessionExpired is recipes.ErrSessionExpired, which the root package
-// re-exports: it is defined here so that a watch go-zookeeper stops because
-// the session expired reports it even before the session has heard.
+// ErrSessionExpired is what a watch that go-zookeeper stops because the
+// session expired reports, even before the session has heard: the root
+// package sets it to recipes.ErrSessionExpired when it is initialised
+// (this package cannot import it).
 var ErrSessionExpired = errors.New("recipes: session expired")

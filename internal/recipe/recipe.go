@@ -1,0 +1,73 @@
+// Package recipe checks what a recipe's constructor is given, for the
+// locks and barriers packages: a session, a path, node options and the
+// recipe's own checks, with the rules and words of package args.
+package recipe
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/jute"
+	"github.com/zkrecipes/recipes/internal/zpath"
+)
+
+// Where checks the session and path that everything a recipe package does
+// is given: sess must not be nil, and path must be a valid absolute
+// ZooKeeper path, short enough, under the session's chroot, to be read and
+// deleted (the recipes' checks of what they create come on top: see
+// args.Fits). Its errors wrap recipes.ErrInvalid.
+func Where(sess *recipes.Session, path string) error {
+	if sess == nil {
+		return fmt.Errorf("%w: nil session", recipes.ErrInvalid)
+	}
+	if err := zpath.Validate(path); err != nil {
+		return fmt.Errorf("%w: %w", recipes.ErrInvalid, err)
+	}
+	full := zpath.Under(sess.Chroot(), path)
+	return args.Fits("a delete of "+args.Short(full), max(jute.Read(full), jute.Delete(full)))
+}
+
+// Check checks what every recipe constructor is given: node options that
+// are not nil, a session and a valid path (Where), data within
+// recipes.MaxDataSize, then the recipe's own checks, in order, and parents
+// that can be created: the first that fails is reported. The Target's data is
+// its own copy of what was set, or args.DefaultData. Its errors wrap
+// recipes.ErrInvalid.
+func Check(sess *recipes.Session, path string, opts []recipes.NodeOption, checks ...func() error) (args.Target, error) {
+	var o recipes.NodeOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return args.Target{}, fmt.Errorf("%w: a nil option", recipes.ErrInvalid)
+		}
+		opt(&o)
+	}
+	if err := Where(sess, path); err != nil {
+		return args.Target{}, err
+	}
+	data, set := o.Data()
+	if set && len(data) > recipes.MaxDataSize {
+		return args.Target{}, fmt.Errorf("%w: node data is %d bytes, more than MaxDataSize (%d)", recipes.ErrInvalid, len(data), recipes.MaxDataSize)
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return args.Target{}, err
+		}
+	}
+	t := args.Target{Path: path, Dir: zpath.Under(sess.Chroot(), path), Data: args.DefaultData()}
+	// The containers made above the path carry WithParentACL's ACL, which
+	// may be longer than the nodes' own: the longest is made with the path's
+	// parent's name.
+	if up := zpath.Ancestors(t.Dir); len(up) > 0 {
+		if err := args.Fits("the create of parent "+args.Short(up[0]), jute.Create(up[0], 0, sess.ParentACL())); err != nil {
+			return args.Target{}, err
+		}
+	}
+	if set {
+		// A copy, as Curator makes (CURATOR-140): the caller may reuse its
+		// buffer, and every node the recipe creates must carry what was given.
+		t.Data = bytes.Clone(data)
+	}
+	return t, nil
+}
