@@ -59,6 +59,7 @@ type Session struct {
 	disconnects atomic.Int64              // connections lost; see Disconnects
 	suspect     chan struct{}             // held by the one Retry call sending again after a connection closed under it
 	sent        znode.Sent                // the creates written to Connect's connections
+	kept        znode.State               // what the recipe packages keep for this session (znode.StateOf)
 
 	mu          sync.Mutex // guards the fields below
 	established bool
@@ -86,6 +87,13 @@ func init() {
 			return &s.sent
 		}
 		return nil
+	}
+	other := znode.StateOf
+	znode.StateOf = func(zs znode.Session) *znode.State {
+		if s, ok := zs.(*Session); ok {
+			return &s.kept
+		}
+		return other(zs)
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
-	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // A Hold is one acquisition of a lock: what every acquire in this package
@@ -29,22 +28,18 @@ import (
 // A Hold may be used from any goroutine; its methods are safe for concurrent
 // use.
 type Hold struct {
-	path    string           // the lock's path, or a multi-lock's members' paths
-	sess    *recipes.Session // nil for a multi-lock
-	node    *seqnode.Hold    // nil for a multi-lock
-	members []*Hold          // a multi-lock's members, in the order taken
-	key     any              // what Context carries the hold under; nil if not reentrant
+	path string // the lock's path, or a multi-lock's members' paths
+	held held   // one node (nodeHold), or a multi-lock's members (multiHold)
+	key  any    // what Context carries the hold under; nil if not reentrant
 
 	// ctx is the work's context (see Context). The hold makes and owns
 	// it: it is no caller's context, only their values.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu        sync.Mutex    // guards the fields below
-	count     int           // acquires not yet matched by Release
-	err       error         // why the hold ended; nil while held
-	releasing bool          // a multi-lock's outermost Release has begun
-	revoked   chan struct{} // a multi-lock's merged revocation channel, once asked for
+	mu    sync.Mutex // guards the fields below
+	count int        // acquires not yet matched by Release
+	err   error      // why the hold ended; nil while held
 }
 
 // holdKey finds a lock's hold in a context. Locks of one kind on one path in
@@ -63,7 +58,7 @@ type multiKey struct{ ml *MultiLock }
 // newHold wraps an engine hold. Its context has ctx's values and, if key is
 // not nil, carries the hold under key.
 func newHold(ctx context.Context, key any, path string, sess *recipes.Session, node *seqnode.Hold) *Hold {
-	h := &Hold{path: path, sess: sess, node: node, key: key, count: 1}
+	h := &Hold{path: path, held: nodeHold{sess: sess, n: node}, key: key, count: 1}
 	h.ctx, h.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	if key != nil {
 		h.ctx = context.WithValue(h.ctx, key, h)
@@ -116,7 +111,8 @@ func measured[T any](ctx context.Context, sess *recipes.Session, recipe, path st
 // newMultiHold aggregates members. Its context carries every hold they
 // carry, so that a nested Lock of a member re-enters it.
 func newMultiHold(ctx context.Context, key any, path string, members []*Hold) *Hold {
-	h := &Hold{path: path, members: members, key: key, count: 1}
+	multi := &multiHold{all: members}
+	h := &Hold{path: path, held: multi, key: key, count: 1}
 	hctx := context.WithoutCancel(ctx)
 	for _, c := range h.carried(nil) {
 		hctx = context.WithValue(hctx, c.key, c)
@@ -124,10 +120,7 @@ func newMultiHold(ctx context.Context, key any, path string, members []*Hold) *H
 	h.ctx, h.cancel = context.WithCancelCause(hctx)
 	for _, m := range members {
 		m.whenEnded(func(err error) {
-			h.mu.Lock()
-			releasing := h.releasing
-			h.mu.Unlock()
-			if !releasing {
+			if !multi.ending.Load() {
 				h.end(fmt.Errorf("%s: %w", m.path, err))
 			}
 		})
@@ -137,7 +130,7 @@ func newMultiHold(ctx context.Context, key any, path string, members []*Hold) *H
 
 // carried appends to hs the reentrant holds in h, h itself last.
 func (h *Hold) carried(hs []*Hold) []*Hold {
-	for _, m := range h.members {
+	for _, m := range h.held.members() {
 		hs = m.carried(hs)
 	}
 	if h.key != nil {
@@ -153,12 +146,7 @@ func (h *Hold) Path() string { return h.path }
 // Node returns the full path of the node that holds the lock, which Revoke
 // and Participants name (relative to the session's chroot, like them); ""
 // for a multi-lock (see Members).
-func (h *Hold) Node() string {
-	if h.node == nil {
-		return ""
-	}
-	return zpath.Outside(h.sess.Chroot(), h.node.Path())
-}
+func (h *Hold) Node() string { return h.held.node() }
 
 // Token returns the fencing token: a ZooKeeper zxid, the one that created
 // the holder's node or one from the moment the holder's listing showed it
@@ -167,34 +155,16 @@ func (h *Hold) Node() string {
 // writes that carry a token lower than one it has seen. The acquire made
 // sure it is known: Token sends no request. A multi-lock's is the largest of
 // its members' (see Members for each).
-func (h *Hold) Token() int64 {
-	if h.node != nil {
-		return h.node.Token()
-	}
-	var t int64
-	for _, m := range h.members {
-		t = max(t, m.Token())
-	}
-	return t
-}
+func (h *Hold) Token() int64 { return h.held.token() }
 
 // Members returns a multi-lock's member holds in the order they were taken,
 // each with its own path, node and token; nil for any other hold.
-func (h *Hold) Members() []*Hold { return slices.Clone(h.members) }
+func (h *Hold) Members() []*Hold { return h.held.members() }
 
 // Guard returns checks to put first in a zk.Multi so that the transaction
 // fails unless the lock is still held: one per node, so a multi-lock's
 // checks every member. Multi puts them there.
-func (h *Hold) Guard() []*zk.CheckVersionRequest {
-	if h.node != nil {
-		return []*zk.CheckVersionRequest{h.node.Guard()}
-	}
-	var gs []*zk.CheckVersionRequest
-	for _, m := range h.members {
-		gs = append(gs, m.Guard()...)
-	}
-	return gs
-}
+func (h *Hold) Guard() []*zk.CheckVersionRequest { return h.held.guard() }
 
 // Multi runs ops as one ZooKeeper transaction that succeeds only while the
 // lock is still held, checked by ZooKeeper with Guard; it returns the
@@ -215,9 +185,9 @@ func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
 	}
-	sess, err := h.session()
+	sess, err := h.held.session()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: multi under %s: %w", recipes.ErrInvalid, h.path, err)
 	}
 	guards := h.Guard()
 	all := make([]any, 0, len(guards)+len(ops))
@@ -246,56 +216,11 @@ func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 	return res[len(guards):], nil
 }
 
-// session returns the one session every node of the hold belongs to.
-func (h *Hold) session() (*recipes.Session, error) {
-	if h.sess != nil {
-		return h.sess, nil
-	}
-	var sess *recipes.Session
-	for _, m := range h.members {
-		s, err := m.session()
-		if err != nil {
-			return nil, err
-		}
-		if sess != nil && s != sess {
-			return nil, fmt.Errorf("%w: multi under %s: its members use different sessions", recipes.ErrInvalid, h.path)
-		}
-		sess = s
-	}
-	return sess, nil
-}
-
 // Revoked returns a channel that is closed when someone asks the holder to
 // let go (see Revoke); for a multi-lock, when someone asks any member's.
 // Nothing is released for it: that is the holder's call. The first call
 // starts listening, and sees a request written before it.
-func (h *Hold) Revoked() <-chan struct{} {
-	if h.node != nil {
-		return h.node.Revoked()
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.revoked == nil {
-		ch := make(chan struct{})
-		h.revoked = ch
-		var once sync.Once
-		for _, m := range h.members {
-			m.whenRevoked(func() { once.Do(func() { close(ch) }) })
-		}
-	}
-	return h.revoked
-}
-
-// whenRevoked calls f at the first revocation request to any node of h.
-func (h *Hold) whenRevoked(f func()) {
-	if h.node != nil {
-		h.node.OnRevoke(f)
-		return
-	}
-	for _, m := range h.members {
-		m.whenRevoked(f)
-	}
-}
+func (h *Hold) Revoked() <-chan struct{} { return h.held.revoked() }
 
 // Done returns a channel that is closed when the hold ends: lost, or
 // released by its outermost Release.
@@ -313,17 +238,7 @@ func (h *Hold) Err() error {
 	if err != nil {
 		return err
 	}
-	for _, m := range h.members {
-		if err := m.Err(); err != nil {
-			return err
-		}
-	}
-	if h.sess != nil {
-		if serr := h.sess.Err(); serr != nil {
-			return fmt.Errorf("%w: %w", ErrLockLost, serr)
-		}
-	}
-	return nil
+	return h.held.lost()
 }
 
 // Context returns the context to do the work in. It carries the values of
@@ -360,7 +275,9 @@ func (h *Hold) Release(ctx context.Context) error {
 	}
 	h.count--
 	last := h.count == 0
-	h.releasing = last && h.node == nil
+	if last {
+		h.held.releasing()
+	}
 	h.mu.Unlock()
 	if !last {
 		if err := h.Err(); err != nil {
@@ -368,20 +285,7 @@ func (h *Hold) Release(ctx context.Context) error {
 		}
 		return nil
 	}
-	if h.node != nil {
-		// The engine ends the hold, which cancels the context.
-		if err := h.node.Release(ctx); err != nil {
-			return fmt.Errorf("release %s: %w", h.path, err)
-		}
-		return nil
-	}
-	err := releaseAll(ctx, h.members)
-	if errors.Is(err, ErrLockLost) {
-		h.end(err)
-	} else {
-		h.end(ErrReleased)
-	}
-	return err
+	return h.held.release(ctx, h)
 }
 
 // releaseAll releases holds, last first, and returns every failure, each
@@ -439,15 +343,21 @@ func holds(ctx context.Context, key any) bool {
 	return h != nil && h.Err() == nil
 }
 
-// A taker takes an engine hold: seqnode.TryAcquire, or wait.
-type taker func(context.Context, znode.Session, seqnode.Spec) (*seqnode.Hold, bool, error)
+// How an acquire takes its node: it waits for its turn (Lock, Acquire), or
+// gives up at once if the lock is not free (TryLock, TryAcquire).
+type how int
 
-// waited drops the "taken" result of a wait, which is true whenever there is
-// no error: the Lock methods return the TryLock methods' results through it.
-func waited(h *Hold, _ bool, err error) (*Hold, error) { return h, err }
+const (
+	waitTurn how = iota
+	tryOnce
+)
 
-// wait is seqnode.Acquire as a taker.
-func wait(ctx context.Context, sess znode.Session, spec seqnode.Spec) (*seqnode.Hold, bool, error) {
+// take takes an engine hold as w says; false means tryOnce found the lock
+// busy.
+func (w how) take(ctx context.Context, sess znode.Session, spec seqnode.Spec) (*seqnode.Hold, bool, error) {
+	if w == tryOnce {
+		return seqnode.TryAcquire(ctx, sess, spec)
+	}
 	h, err := seqnode.Acquire(ctx, sess, spec)
 	return h, err == nil, err
 }
@@ -469,13 +379,13 @@ func reenter(ctx context.Context, key any, path string) (*Hold, bool, error) {
 	return h, true, nil
 }
 
-// acquire re-enters the hold ctx carries for key, or takes a new node with
-// take. It returns false if take found the lock busy.
-func acquire(ctx context.Context, sess *recipes.Session, key holdKey, spec seqnode.Spec, take taker) (*Hold, bool, error) {
+// acquire re-enters the hold ctx carries for key, or takes a new node as w
+// says. It returns false if tryOnce found the lock busy.
+func acquire(ctx context.Context, sess *recipes.Session, key holdKey, spec seqnode.Spec, w how) (*Hold, bool, error) {
 	if h, found, err := reenter(ctx, key, key.path); found {
 		return h, err == nil, err
 	}
-	node, ok, err := measured(ctx, sess, key.kind, key.path, func() (*seqnode.Hold, bool, error) { return take(ctx, sess, spec) })
+	node, ok, err := measured(ctx, sess, key.kind, key.path, func() (*seqnode.Hold, bool, error) { return w.take(ctx, sess, spec) })
 	if err != nil {
 		return nil, false, fmt.Errorf("lock %s: %w", key.path, err)
 	}

@@ -93,7 +93,8 @@ func (m *Mutex) Lock(ctx context.Context) (*Hold, error) {
 	if err := args.Context(ctx, "locks: Mutex.Lock"); err != nil {
 		return nil, err
 	}
-	return waited(acquire(ctx, m.sess, m.key, m.spec, wait))
+	h, _, err := acquire(ctx, m.sess, m.key, m.spec, waitTurn)
+	return h, err
 }
 
 // TryLock takes the mutex if it is free now, and reports whether it did. It
@@ -106,7 +107,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 	if err := args.Context(ctx, "locks: Mutex.TryLock"); err != nil {
 		return nil, false, err
 	}
-	return acquire(ctx, m.sess, m.key, m.spec, seqnode.TryAcquire)
+	return acquire(ctx, m.sess, m.key, m.spec, tryOnce)
 }
 
 // Participants lists the holder and then the waiters in the order they will

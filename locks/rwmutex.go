@@ -91,7 +91,8 @@ func (rw *RWMutex) Lock(ctx context.Context) (*Hold, error) {
 	if err := args.Context(ctx, "locks: RWMutex.Lock"); err != nil {
 		return nil, err
 	}
-	return waited(rw.lock(ctx, wait))
+	h, _, err := rw.lock(ctx, waitTurn)
+	return h, err
 }
 
 // TryLock takes the write lock if nobody holds or waits for either half now.
@@ -99,10 +100,10 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 	if err := args.Context(ctx, "locks: RWMutex.TryLock"); err != nil {
 		return nil, false, err
 	}
-	return rw.lock(ctx, seqnode.TryAcquire)
+	return rw.lock(ctx, tryOnce)
 }
 
-func (rw *RWMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
+func (rw *RWMutex) lock(ctx context.Context, w how) (*Hold, bool, error) {
 	if !holds(ctx, rw.writeKey) && holds(ctx, rw.readKey) {
 		return nil, false, fmt.Errorf("lock %s: %w", rw.at.Path, ErrUpgrade)
 	}
@@ -113,7 +114,7 @@ func (rw *RWMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
 	// them all and holds once they are gone.
 	spec.Relist = true
 	spec.WaitAll = readersAhead
-	return acquire(ctx, rw.sess, rw.writeKey, spec, take)
+	return acquire(ctx, rw.sess, rw.writeKey, spec, w)
 }
 
 // RLock takes the read lock, waiting until every writer queued before it is
@@ -128,7 +129,8 @@ func (rw *RWMutex) RLock(ctx context.Context) (*Hold, error) {
 	if err := args.Context(ctx, "locks: RWMutex.RLock"); err != nil {
 		return nil, err
 	}
-	return waited(rw.rlock(ctx, wait))
+	h, _, err := rw.rlock(ctx, waitTurn)
+	return h, err
 }
 
 // TryRLock takes the read lock if no writer holds or waits for it now.
@@ -136,10 +138,10 @@ func (rw *RWMutex) TryRLock(ctx context.Context) (*Hold, bool, error) {
 	if err := args.Context(ctx, "locks: RWMutex.TryRLock"); err != nil {
 		return nil, false, err
 	}
-	return rw.rlock(ctx, seqnode.TryAcquire)
+	return rw.rlock(ctx, tryOnce)
 }
 
-func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
+func (rw *RWMutex) rlock(ctx context.Context, w how) (*Hold, bool, error) {
 	spec := rw.spec(readLockName, readHolds(""))
 	spec.WaitAll = writersAhead("")
 	// A downgrade, unless the write hold has ended or its release has
@@ -147,14 +149,14 @@ func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
 	// release will write no mark of its node: the read node is to hold on
 	// at its place, and the writer behind must not take that release for
 	// the end of the holds ahead of it.
-	if w := carrying(ctx, rw.writeKey); w != nil && w.Err() == nil && !holds(ctx, rw.readKey) && w.node.Unmarked() {
+	if w := carrying(ctx, rw.writeKey); w != nil && w.Err() == nil && !holds(ctx, rw.readKey) && w.engine().Unmarked() {
 		// Downgrade: our read node takes our write node's sequence, so it
 		// sorts with it, ahead of every writer queued since.
-		name := w.node.Name()
+		name := w.engine().Name()
 		spec.Sequence = seqnode.SequenceOf(name, writeLockName)
 		spec.Holds = readHolds(name)
 		spec.WaitAll = writersAhead(name)
-		spec.Token = w.node.Token()
+		spec.Token = w.engine().Token()
 		// Only while the write node is there: once it is gone (deleted by
 		// hand, before the write hold noticed), its place in the queue is
 		// no longer ours, and a writer queued behind it may hold already.
@@ -166,7 +168,7 @@ func (rw *RWMutex) rlock(ctx context.Context, take taker) (*Hold, bool, error) {
 			return refuse(children)
 		}
 	}
-	return acquire(ctx, rw.sess, rw.readKey, spec, take)
+	return acquire(ctx, rw.sess, rw.readKey, spec, w)
 }
 
 // readHolds is the reader's predicate: no writer queued ahead of it, except

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
@@ -138,7 +137,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int) ([]*Hold, error) {
 	if err := args.Context(ctx, "locks: Semaphore.Acquire"); err != nil {
 		return nil, err
 	}
-	leases, _, err := s.acquire(ctx, n, wait)
+	leases, _, err := s.acquire(ctx, n, waitTurn)
 	return leases, err
 }
 
@@ -148,11 +147,11 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Hold, bool, error
 	if err := args.Context(ctx, "locks: Semaphore.TryAcquire"); err != nil {
 		return nil, false, err
 	}
-	return s.acquire(ctx, n, seqnode.TryAcquire)
+	return s.acquire(ctx, n, tryOnce)
 }
 
-func (s *Semaphore) acquire(ctx context.Context, n int, take taker) ([]*Hold, bool, error) {
-	nodes, ok, err := measured(ctx, s.sess, "semaphore", s.at.Path, func() ([]*seqnode.Hold, bool, error) { return s.take(ctx, n, take) })
+func (s *Semaphore) acquire(ctx context.Context, n int, w how) ([]*Hold, bool, error) {
+	nodes, ok, err := measured(ctx, s.sess, "semaphore", s.at.Path, func() ([]*seqnode.Hold, bool, error) { return s.take(ctx, n, w) })
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -164,82 +163,85 @@ func (s *Semaphore) acquire(ctx context.Context, n int, take taker) ([]*Hold, bo
 }
 
 // take takes n lease nodes, or none, while holding the gate.
-func (s *Semaphore) take(ctx context.Context, n int, take taker) (_ []*seqnode.Hold, _ bool, err error) {
+func (s *Semaphore) take(ctx context.Context, n int, w how) ([]*seqnode.Hold, bool, error) {
 	if n < 1 || (s.count == "" && n > s.max) {
 		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", recipes.ErrInvalid, n, s.at.Path, s.max)
 	}
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
-	gate, ok, err := take(ctx, s.sess, s.gate)
+	gate, ok, err := w.take(ctx, s.sess, s.gate)
 	if err != nil || !ok {
 		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
-	// The leases are waited for while the gate is held: losing it ends the
-	// wait. Once they are taken the gate goes, on a context of its own: a
-	// failure to delete it leaves the delete to the session.
-	gated, cancel := context.WithCancelCause(ctx)
-	gate.OnEnd(cancel)
-	var nodes []*seqnode.Hold
-	defer func() {
-		cancel(nil)
-		if err == nil {
-			// A lease's directory changes whenever another lease is
-			// taken or given back, which would have the lease read its
-			// node then, in a round trip of its own: it reads it now,
-			// in the gate delete's.
-			s.leaveGate(ctx, gate, func() {
-				for _, node := range nodes {
-					node.WatchNode()
-				}
-			})
-			return
-		}
+	nodes, ok, err := s.takeGated(ctx, gate, n, w)
+	if err != nil {
 		release, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
 		defer stop()
 		_ = gate.Release(release)
 		if errors.Is(err, recipes.ErrOtherRecipe) {
 			s.removeEmptyDirs(release)
 		}
-	}()
-	// Our gate node is under the path now, so a recipe of another kind
-	// that lists the path after us sees it, and refuses. Whether one came
-	// before us is checked while the leases are taken, at no wait (and
-	// with no request while the path's children stay as this session's
-	// last check found them); but on first use before agreeMax, which may
-	// write into the path's node. The maximum is agreed again whenever the
-	// path's children changed since that check (its cached watch fired):
-	// the path's node, which records the maximum, is a container, which
-	// ZooKeeper reaps, record and all, when the semaphore has been idle;
-	// and whenever the record changed (its watch fired): an idle semaphore
-	// takes the maximum of the next client.
-	first := !s.stillAgreed()
-	if !first {
-		if cached, _ := layoutVerdict(layoutKey{s.sess, s.at.Dir}); !cached {
-			first = true
-		}
-	}
-	if first {
-		if err := s.firstUse(gated); err != nil {
-			return nil, false, wrapSemaphore(s.at.Path, err)
-		}
-	}
-	g, gctx := errgroup.WithContext(gated)
-	if !first {
-		g.Go(func() error { return s.checkLayout(gctx) })
-	}
-	g.Go(func() error {
-		spec, stop, err := s.leaseSpec(gctx, n)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		nodes, ok, err = s.takeLeases(gctx, spec, n, take)
-		return err
-	})
-	if err := g.Wait(); err != nil {
-		releaseNodes(nodes)
 		return nil, false, wrapSemaphore(s.at.Path, err)
+	}
+	// A lease's directory changes whenever another lease is taken or given
+	// back, which would have the lease read its node then, in a round trip
+	// of its own: it reads it now, in the gate delete's.
+	s.leaveGate(ctx, gate, func() {
+		for _, node := range nodes {
+			node.WatchNode()
+		}
+	})
+	return nodes, ok, nil
+}
+
+// takeGated takes the leases while gate is held: losing it ends the wait.
+// Whether another kind of recipe came to the path before us is checked
+// beside them, at no wait: our gate node is under the path now, so one
+// that lists the path after us sees it, and refuses. On first use the path
+// is checked first, as agreeMax may write into the path's node. The
+// maximum is agreed again whenever the path's children changed since this
+// session's last check (its kept watch fired): the path's node, which
+// records the maximum, is a container, which ZooKeeper reaps, record and
+// all, when the semaphore has been idle; and whenever the record changed
+// (its watch fired): an idle semaphore takes the maximum of the next
+// client. What takeGated took it gives back if it fails.
+func (s *Semaphore) takeGated(ctx context.Context, gate *seqnode.Hold, n int, w how) ([]*seqnode.Hold, bool, error) {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	gate.OnEnd(stop)
+	standing, _ := layoutsOf(s.sess).verdict(s.sess, s.at.Dir)
+	agreed := s.stillAgreed() && standing
+	if !agreed {
+		if err := s.firstUse(ctx); err != nil {
+			return nil, false, err
+		}
+	}
+	// Else the check runs beside the leases; a refusal stops them.
+	check := make(chan error, 1)
+	if agreed {
+		go func() {
+			err := s.checkLayout(ctx)
+			if err != nil {
+				stop(err)
+			}
+			check <- err
+		}()
+	} else {
+		check <- nil
+	}
+	nodes, ok, err := s.takeLeases(ctx, n, w)
+	if err != nil {
+		stop(err) // ends the check
+	}
+	// The first failure is the one to report: a refusal that stopped the
+	// leases, not the leases' cancellation.
+	if cerr := <-check; cerr != nil && (err == nil || errors.Is(context.Cause(ctx), cerr)) {
+		err = cerr
+	}
+	if err != nil {
+		releaseNodes(nodes)
+		return nil, false, err
 	}
 	return nodes, ok, nil
 }
@@ -296,10 +298,15 @@ func (s *Semaphore) removeEmptyDirs(ctx context.Context) {
 }
 
 // takeLeases takes n leases, or none; it runs under the gate.
-func (s *Semaphore) takeLeases(ctx context.Context, spec seqnode.Spec, n int, take taker) ([]*seqnode.Hold, bool, error) {
+func (s *Semaphore) takeLeases(ctx context.Context, n int, w how) ([]*seqnode.Hold, bool, error) {
+	spec, stop, err := s.leaseSpec(ctx, n)
+	if err != nil {
+		return nil, false, err
+	}
+	defer stop()
 	var nodes []*seqnode.Hold
 	for len(nodes) < n {
-		node, ok, err := take(ctx, s.sess, spec)
+		node, ok, err := w.take(ctx, s.sess, spec)
 		if err != nil || !ok {
 			releaseNodes(nodes)
 			return nil, false, err
@@ -317,8 +324,8 @@ func (s *Semaphore) takeLeases(ctx context.Context, spec seqnode.Spec, n int, ta
 // taken from it, so the next acquisitions take the listing's verdict
 // without listing again, a refusal included.
 func (s *Semaphore) checkLayout(ctx context.Context) error {
-	k := layoutKey{s.sess, s.at.Dir}
-	if ok, err := layoutVerdict(k); ok {
+	checks := layoutsOf(s.sess)
+	if standing, err := checks.verdict(s.sess, s.at.Dir); standing {
 		return err
 	}
 	epoch, counted := s.sess.Disconnects()
@@ -334,15 +341,9 @@ func (s *Semaphore) checkLayout(ctx context.Context) error {
 	}
 	err = layout.Check(s.at.Path, names, layout.Semaphore)
 	if counted {
-		rememberLayout(k, layoutCheck{events: events, epoch: epoch, err: err})
+		checks.remember(s.sess, s.at.Dir, layoutCheck{events: events, epoch: epoch, err: err})
 	}
 	return err
-}
-
-// layoutKey names a session's watch on a semaphore's path.
-type layoutKey struct {
-	sess *recipes.Session
-	dir  string
 }
 
 // A layoutCheck is a listing's verdict on a path, with the watch it left
@@ -365,38 +366,47 @@ func (c layoutCheck) holds(sess *recipes.Session) bool {
 	return n == c.epoch
 }
 
-// layoutWatches holds the checks that still stand, or may. Each check that
-// lists sweeps out those that no longer do and those of ended sessions, so
-// the map holds at most one entry per session and semaphore path, and those
-// of sessions that ended since the last listing anywhere.
-var layoutWatches = struct {
+// layoutChecks are a session's checks that still stand, or may, by
+// semaphore path. Each check that lists sweeps out those that no longer do,
+// so there is at most one for each path.
+type layoutChecks struct {
 	sync.Mutex
-	m map[layoutKey]layoutCheck
-}{m: make(map[layoutKey]layoutCheck)}
-
-// layoutVerdict reports whether the session's last check of the path still
-// stands, and its verdict.
-func layoutVerdict(k layoutKey) (ok bool, err error) {
-	layoutWatches.Lock()
-	defer layoutWatches.Unlock()
-	c, found := layoutWatches.m[k]
-	if !found || !c.holds(k.sess) {
-		delete(layoutWatches.m, k)
-		return false, nil
-	}
-	return true, c.err
+	m map[string]layoutCheck
 }
 
-// rememberLayout keeps a check's verdict and watch.
-func rememberLayout(k layoutKey, c layoutCheck) {
-	layoutWatches.Lock()
-	defer layoutWatches.Unlock()
-	for other, oc := range layoutWatches.m {
-		if other.sess.Err() != nil || !oc.holds(other.sess) {
-			delete(layoutWatches.m, other)
+// layoutsKey keeps a session's layoutChecks in its state.
+type layoutsKey struct{}
+
+// layoutsOf returns sess's layout checks.
+func layoutsOf(sess *recipes.Session) *layoutChecks {
+	return znode.StateOf(sess).Value(layoutsKey{}, func() any {
+		return &layoutChecks{m: map[string]layoutCheck{}}
+	}).(*layoutChecks)
+}
+
+// verdict reports whether the session's last check of the path dir still
+// stands, and its verdict.
+func (c *layoutChecks) verdict(sess *recipes.Session, dir string) (standing bool, err error) {
+	c.Lock()
+	defer c.Unlock()
+	check, found := c.m[dir]
+	if !found || !check.holds(sess) {
+		delete(c.m, dir)
+		return false, nil
+	}
+	return true, check.err
+}
+
+// remember keeps a check's verdict and watch.
+func (c *layoutChecks) remember(sess *recipes.Session, dir string, check layoutCheck) {
+	c.Lock()
+	defer c.Unlock()
+	for other, oc := range c.m {
+		if !oc.holds(sess) {
+			delete(c.m, other)
 		}
 	}
-	layoutWatches.m[k] = c
+	c.m[dir] = check
 }
 
 func wrapSemaphore(path string, err error) error {

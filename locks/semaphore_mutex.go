@@ -45,7 +45,8 @@ func (m *SemaphoreMutex) Lock(ctx context.Context) (*Hold, error) {
 	if err := args.Context(ctx, "locks: SemaphoreMutex.Lock"); err != nil {
 		return nil, err
 	}
-	return waited(m.lock(ctx, wait))
+	h, _, err := m.lock(ctx, waitTurn)
+	return h, err
 }
 
 // TryLock takes the lock if it is free now, and reports whether it did.
@@ -53,15 +54,15 @@ func (m *SemaphoreMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 	if err := args.Context(ctx, "locks: SemaphoreMutex.TryLock"); err != nil {
 		return nil, false, err
 	}
-	return m.lock(ctx, seqnode.TryAcquire)
+	return m.lock(ctx, tryOnce)
 }
 
-func (m *SemaphoreMutex) lock(ctx context.Context, take taker) (*Hold, bool, error) {
+func (m *SemaphoreMutex) lock(ctx context.Context, w how) (*Hold, bool, error) {
 	if holds(ctx, m.key) {
 		return nil, false, fmt.Errorf("lock %s: %w", m.sem.at.Path, ErrReentrant)
 	}
 	nodes, ok, err := measured(ctx, m.sem.sess, m.key.kind, m.sem.at.Path, func() ([]*seqnode.Hold, bool, error) {
-		return m.sem.take(ctx, 1, take)
+		return m.sem.take(ctx, 1, w)
 	})
 	if err != nil || !ok {
 		return nil, false, err

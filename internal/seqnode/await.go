@@ -74,9 +74,9 @@ func (w ownWatch) waiting(path string) error {
 }
 
 // handle applies an event of our own node's watch: its deletion means
-// requeue (someone deleted it); a data change (a revocation request) is noted
-// and the watch set again.
-func (w *ownWatch) handle(ctx context.Context, sess znode.Session, path string, e zk.Event, revoked *bool) error {
+// requeue (someone deleted it); a data change (a revocation request: see
+// revokes) has the node read and watched again.
+func (w *ownWatch) handle(ctx context.Context, sess znode.Session, path string, e zk.Event) error {
 	gone, err := deleted(sess, e)
 	if gone {
 		return errRequeue
@@ -85,25 +85,27 @@ func (w *ownWatch) handle(ctx context.Context, sess znode.Session, path string, 
 		return err
 	}
 	*w = watchOwn(ctx, sess, path)
-	if err := w.waiting(path); err != nil {
-		return err
-	}
-	*revoked = *revoked || bytes.Equal(w.data, RevokeData)
-	return nil
+	return w.waiting(path)
 }
 
 // settle handles an event of our own node's watch that has come but not
 // been read, without waiting for one.
-func (w *ownWatch) settle(ctx context.Context, sess znode.Session, path string, revoked *bool) error {
+func (w *ownWatch) settle(ctx context.Context, sess znode.Session, path string) error {
 	if w == nil {
 		return nil
 	}
 	select {
 	case e := <-w.events:
-		return w.handle(ctx, sess, path, e, revoked)
+		return w.handle(ctx, sess, path, e)
 	default:
 		return nil
 	}
+}
+
+// revokes reports whether the last read of our node found a revocation
+// request in it.
+func (w *ownWatch) revokes() bool {
+	return w != nil && bytes.Equal(w.data, RevokeData)
 }
 
 // deleted reads the event of a node's watch: whether the node was deleted,
@@ -117,146 +119,6 @@ func deleted(sess znode.Session, e zk.Event) (bool, error) {
 		return false, znode.WatchStopped(sess, e.Err)
 	}
 	return false, nil
-}
-
-// await lists the directory and waits until the predicate says we hold.
-//
-// The first listing also watches the directory: when we hold at once (the
-// uncontended case) that watch is all the hold needs, so taking a free lock
-// costs a create and a listing. A waiter watches the one node the predicate
-// names and, in the same round trip, its own node.
-//
-// A waiter keeps no listing, only its place: the name of the node it
-// watches (or, with WaitAll, the few nodes it waits for all of) and whether
-// the predicate says it holds once that node is gone.
-// Nodes created after ours sort after ours and a predicate is monotone, so
-// when the watched node goes and the place said so, we hold, with no read:
-// the hand-off costs the releaser's delete and one notification. Otherwise
-// (others were ahead too, or the layout needs Relist) we hold with no read
-// if the release marked the node (marks.go), and read the children once
-// more if not. Either way a waiter's memory does not grow with the queue.
-func await(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, marks *[]string) (h *Hold, err error) {
-	dir, err := firstListing(ctx, sess, spec, path, first)
-	if err != nil {
-		return nil, err
-	}
-	name := zpath.Base(path)
-	var own *ownWatch   // our own node's watch, once we have waited for a node
-	var mark *markWatch // the mark watch of the node we wait for, if any
-	stale := false      // own's watch must be set again (ownWatch.current)
-	defer func() {
-		// Giving up while we wait for a node: its mark is ours to
-		// write when our node is deleted (marks.go).
-		if err != nil && mark != nil && !errors.Is(err, errRequeue) {
-			spec.owe(path, sess.ACL(), marks, mark.path)
-		}
-	}()
-	revoked := false
-	// The first listing, made right after our create, may prove our
-	// token (tokenFromListing); a later one proves one only when no lock
-	// node was created after ours.
-	token := dir.token
-	p := spec.place(dir.nodes, name)
-	behind := followed(dir.nodes, name) // nodes after ours when we list
-	dir.nodes = nil                     // a waiter keeps no listing
-	for {
-		switch {
-		case p.missing:
-			return nil, errRequeue
-		case p.holds && own != nil && spec.Bare:
-			h := newHold(sess, path, 0, nil, false, false)
-			h.marks = spec.ownMark(*marks, path)
-			return h, nil
-		case p.holds && own != nil:
-			h := newHold(sess, path, own.stat.Czxid, own.events, true, revoked)
-			h.marks = spec.ownMark(*marks, path)
-			return h, nil
-		case p.holds:
-			h := dir.hold(sess, spec, path, token)
-			h.marks = *marks
-			if behind || spec.Relist {
-				h.marks = spec.ownMark(*marks, path)
-			}
-			return h, nil
-		case p.watch == "":
-			// Wait for any change among the children (only one waiter
-			// at a time does this: the semaphore's gate holder), then
-			// read them again, with a new watch. The listing that will
-			// show we hold may not prove our token, so it is read now,
-			// while we wait, not after.
-			if token == 0 && !spec.Bare {
-				if token, err = readCzxid(ctx, sess, path); err != nil {
-					return nil, err
-				}
-			}
-			if err := waitDir(ctx, sess, spec, dir.events); err != nil {
-				return nil, err
-			}
-			if dir, err = listWatched(ctx, sess, spec, path); err != nil {
-				return nil, err
-			}
-			p, behind = spec.place(dir.nodes, name), followed(dir.nodes, name)
-			dir.nodes = nil
-			continue
-		}
-		target := zpath.Join(spec.Dir, p.watch)
-		// A mark spares a read where the deletion alone does not say we
-		// hold: others were ahead too, or a node may come ahead of ours
-		// (Relist). Only nodes of our own kind are marked.
-		needMark := !p.holdsAfter || (spec.Relist && !p.all)
-		if spec.marks() && needMark && p.ofOurKind && countsDisconnects(sess) && (mark == nil || mark.path != MarkOf(target)) {
-			mark = &markWatch{path: MarkOf(target)}
-		}
-		if stale {
-			own, stale = nil, false
-		}
-		// Waiting behind a holder of our own session is worth a word
-		// (a nested Lock given the wrong context waits for itself);
-		// waiting behind another waiter of it is how many goroutines
-		// share one session.
-		blocker := target
-		if !p.holdsAfter {
-			blocker = ""
-		}
-		var also []string
-		for _, n := range p.also {
-			also = append(also, zpath.Join(spec.Dir, n))
-		}
-		gone, err := waitFor(ctx, sess, spec, target, blocker, path, &own, mark, &revoked, also)
-		if err != nil {
-			return nil, err
-		}
-		if !gone {
-			continue // its data changed, which spends the watch: watch it again
-		}
-		// The node ahead is gone. We hold with no read if we were second
-		// or its release marked it, unless our own node was deleted
-		// before: that event came first, so it is here already, as long
-		// as no connection was lost since we watched our node (else we
-		// read the children, and watch our node again).
-		trusted := own.current(sess)
-		marked := mark.fired()
-		if mark != nil && !marked {
-			spec.owe(path, sess.ACL(), marks, mark.path) // never written: ours to write
-		}
-		mark = nil
-		if trusted && ((p.holdsAfter && (!spec.Relist || p.all)) || marked) {
-			if err := own.settle(ctx, sess, path, &revoked); err != nil {
-				return nil, err
-			}
-			// Others may have queued behind us while we waited.
-			p, behind = place{holds: true}, true
-			continue
-		}
-		if !trusted && countsDisconnects(sess) {
-			stale = true
-		}
-		nodes, err := list(ctx, sess, spec)
-		if err != nil {
-			return nil, err
-		}
-		p, behind = spec.place(nodes, name), followed(nodes, name)
-	}
 }
 
 // A place is what a waiter keeps from a listing: whether we hold, and if not,
@@ -397,12 +259,12 @@ type watchedListing struct {
 // has no token and watches nothing.
 func (l watchedListing) hold(sess znode.Session, spec Spec, path string, token int64) *Hold {
 	if spec.Bare {
-		return newHold(sess, path, 0, nil, false, false)
+		return bareHold(sess, path)
 	}
 	if l.token != 0 {
 		token = l.token
 	}
-	return newHold(sess, path, token, l.events, false, false)
+	return dirHold(sess, path, token, l.events)
 }
 
 // listWatched lists the directory of our node at path and watches it, unless
@@ -505,93 +367,6 @@ func tokenFromListing(spec Spec, dir *zk.Stat, nodes []Node, name string) int64 
 	return dir.Pzxid
 }
 
-// waitFor watches target and waits until it is deleted (true) or its data
-// changes (false). The first time it also starts watching our own node, in
-// the same round trip, and keeps that watch in *own.
-//
-// It watches the nodes also in that round trip too, and once target is
-// gone, waits until they are all gone as well (Spec.WaitAll); a change of
-// their data only has them watched again.
-//
-// If target is blocker, the node we hold after, and it is our session's,
-// the session's telemetry says so (waitsForOwnSession); so for the nodes
-// also, which are blockers too.
-func waitFor(ctx context.Context, sess znode.Session, spec Spec, target, blocker, path string, own **ownWatch, mark *markWatch, revoked *bool, also []string) (bool, error) {
-	blocks := target == blocker
-	var ownc chan ownWatch
-	// A bare waiter (a semaphore's gate) watches its own node only to
-	// trust a mark, which it watches only when others are ahead and the
-	// session counts its lost connections.
-	if *own == nil && (!spec.Bare || mark != nil) {
-		ownc = make(chan ownWatch, 1)
-		go func() { ownc <- watchOwn(ctx, sess, path) }()
-	}
-	var markc chan (<-chan zk.Event)
-	if mark != nil && mark.events == nil {
-		markc = make(chan (<-chan zk.Event), 1)
-		go func() {
-			_, ev, _ := znode.ExistsW(ctx, sess, mark.path)
-			markc <- ev // nil if the watch was not set: no fast hand-off
-		}()
-	}
-	type watched struct {
-		events <-chan zk.Event
-		err    error
-	}
-	alsoc := make([]chan watched, len(also))
-	for i, t := range also {
-		alsoc[i] = make(chan watched, 1)
-		go func() {
-			ev, err := watchNode(ctx, sess, spec, t, blocks)
-			alsoc[i] <- watched{ev, err}
-		}()
-	}
-	ev, err := watchNode(ctx, sess, spec, target, blocks)
-	if markc != nil {
-		mark.events = <-markc
-	}
-	alsoEvents := make([]<-chan zk.Event, len(also))
-	for i, c := range alsoc {
-		w := <-c
-		alsoEvents[i] = w.events
-		if err == nil {
-			err = w.err
-		}
-	}
-	if ownc != nil {
-		o := <-ownc
-		if err := o.waiting(path); err != nil {
-			return false, err
-		}
-		*own = &o
-		*revoked = *revoked || bytes.Equal(o.data, RevokeData)
-	}
-	if err != nil {
-		return false, err
-	}
-	if ev != nil { // else gone before we could watch it
-		if gone, err := waitGone(ctx, sess, path, ev, *own, revoked); err != nil || !gone {
-			return false, err
-		}
-	}
-	for i, t := range also {
-		for ev := alsoEvents[i]; ev != nil; {
-			gone, err := waitGone(ctx, sess, path, ev, *own, revoked)
-			switch {
-			case err != nil:
-				return false, err
-			case gone:
-				ev = nil
-			default:
-				if ev, err = watchNode(ctx, sess, spec, t, blocks); err != nil {
-					return false, err
-				}
-			}
-		}
-	}
-	return true, nil
-}
-
 // watchNode watches the node at target, a node we wait for, and returns its
 // watch's events, or nil if it is gone. If it blocks us (we hold once it
 // is gone) and is our session's, the session's telemetry says so.
@@ -617,31 +392,6 @@ func watchNode(ctx context.Context, sess znode.Session, spec Spec, target string
 func waitsForOwnSession(ctx context.Context, sess znode.Session, spec Spec, target string) {
 	if rec := telemetry.Of(sess); rec != nil {
 		rec.WaitsForOwnSession(ctx, zpath.Outside(sess.Chroot(), spec.Dir), zpath.Outside(sess.Chroot(), target))
-	}
-}
-
-// waitGone waits on the watched node and reports whether it was deleted
-// (false: its data changed, which spends the watch). Meanwhile it keeps the
-// watch on our own node: a revocation request is noted and the watch re-armed;
-// the deletion of our node means requeue.
-func waitGone(ctx context.Context, sess znode.Session, path string, ev <-chan zk.Event, own *ownWatch, revoked *bool) (bool, error) {
-	var ownEvents <-chan zk.Event // nil for a bare waiter, which watches only ev
-	for {
-		if own != nil {
-			ownEvents = own.events
-		}
-		select {
-		case e := <-ev:
-			return deleted(sess, e)
-		case e := <-ownEvents:
-			if err := own.handle(ctx, sess, path, e, revoked); err != nil {
-				return false, err
-			}
-		case <-sess.Done():
-			return false, sess.Err()
-		case <-ctx.Done():
-			return false, znode.CtxErr(ctx)
-		}
 	}
 }
 

@@ -48,9 +48,29 @@ type Hold struct {
 	released  bool       // Release's delete was confirmed
 }
 
-// newHold starts watching: events come from our node's data watch when
+// bareHold is the hold of a node that only its recipe uses (Spec.Bare): it
+// has no token and watches nothing but the session.
+func bareHold(sess znode.Session, path string) *Hold {
+	return startHold(sess, path, 0, nil, false, false)
+}
+
+// dirHold is the hold of a node that held at its listing: the listing's
+// watch on the directory, events, is all it watches until something changes
+// there.
+func dirHold(sess znode.Session, path string, token int64, events <-chan zk.Event) *Hold {
+	return startHold(sess, path, token, events, false, false)
+}
+
+// ownHold is the hold of a node that waited: it goes on with the waiter's
+// watch of the node's data, and its token is the node's creation zxid.
+// revoked says that a revocation request came while it waited.
+func ownHold(sess znode.Session, path string, own *ownWatch, revoked bool) *Hold {
+	return startHold(sess, path, own.stat.Czxid, own.events, true, revoked)
+}
+
+// startHold starts watching: events come from our node's data watch when
 // dataWatch is true, else from the directory's child watch.
-func newHold(sess znode.Session, path string, token int64, events <-chan zk.Event, dataWatch, revoked bool) *Hold {
+func startHold(sess znode.Session, path string, token int64, events <-chan zk.Event, dataWatch, revoked bool) *Hold {
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Hold{
 		sess:    sess,

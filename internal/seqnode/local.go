@@ -25,10 +25,9 @@ import (
 // ZooKeeper for one lock at a time: the holder, and the next in line.
 const localInZK = 2
 
-// localKey names a local queue: one session, one lock. Specs with the same
+// localKey names a local queue of a session: one lock. Specs with the same
 // directory and lock name are one lock in ZooKeeper, whatever their data.
 type localKey struct {
-	sess        znode.Session
 	dir, prefix string
 }
 
@@ -45,13 +44,24 @@ type localQueue struct {
 	creating chan struct{}   // the turn whose node is not created yet, if any
 }
 
-// locals holds the local queues that some goroutine is using; a queue goes
-// when its last user leaves, so the map does not grow with locks used once.
-// One lock guards them all: it is held for a few instructions at a time.
-var locals = struct {
+// localQueues are a session's local queues that some goroutine is using; a
+// queue goes when its last user leaves, so the map does not grow with locks
+// used once. One lock guards them all: it is held for a few instructions at
+// a time.
+type localQueues struct {
 	sync.Mutex
 	m map[localKey]*localQueue
-}{m: make(map[localKey]*localQueue)}
+}
+
+// localsKey keeps a session's localQueues in its znode.State.
+type localsKey struct{}
+
+// localsOf returns sess's local queues.
+func localsOf(sess znode.Session) *localQueues {
+	return znode.StateOf(sess).Value(localsKey{}, func() any {
+		return &localQueues{m: map[localKey]*localQueue{}}
+	}).(*localQueues)
+}
 
 // giveLocked gives the next turn, if one is free and no node is being
 // created.
@@ -65,10 +75,10 @@ func (q *localQueue) giveLocked() {
 	close(q.creating)
 }
 
-// joinLocal puts the calling goroutine in line for a turn on the lock and
+// join puts the calling goroutine in line for a turn on the lock and
 // returns a channel that is closed when the turn comes. If wait is false and
 // the turn does not come at once, it leaves and returns nil.
-func joinLocal(k localKey, wait bool) <-chan struct{} {
+func (locals *localQueues) join(k localKey, wait bool) <-chan struct{} {
 	locals.Lock()
 	defer locals.Unlock()
 	q := locals.m[k]
@@ -90,9 +100,9 @@ func joinLocal(k localKey, wait bool) <-chan struct{} {
 	return turn
 }
 
-// createdLocal records that the goroutine of turn has created its node (or
+// created records that the goroutine of turn has created its node (or
 // failed to): the next turn may be given. Calls after the first do nothing.
-func createdLocal(k localKey, turn <-chan struct{}) {
+func (locals *localQueues) created(k localKey, turn <-chan struct{}) {
 	locals.Lock()
 	defer locals.Unlock()
 	if q := locals.m[k]; q != nil && q.creating == turn {
@@ -101,9 +111,9 @@ func createdLocal(k localKey, turn <-chan struct{}) {
 	}
 }
 
-// leaveLocal takes the calling goroutine out of the queue, handing on its
+// leave takes the calling goroutine out of the queue, handing on its
 // turn if it had one.
-func leaveLocal(k localKey, turn <-chan struct{}) {
+func (locals *localQueues) leave(k localKey, turn <-chan struct{}) {
 	locals.Lock()
 	defer locals.Unlock()
 	q := locals.m[k]
@@ -129,23 +139,23 @@ func leaveLocal(k localKey, turn <-chan struct{}) {
 // first call counts. The turn is handed on when the Hold take returns ends, or at
 // once if take fails.
 func inLocalTurn(ctx context.Context, sess znode.Session, spec Spec, wait bool, take func(created func()) (*Hold, error)) (*Hold, error) {
-	k := localKey{sess: sess, dir: spec.Dir, prefix: spec.Prefix}
-	turn := joinLocal(k, wait)
+	locals, k := localsOf(sess), localKey{dir: spec.Dir, prefix: spec.Prefix}
+	turn := locals.join(k, wait)
 	if turn == nil {
 		return nil, errBusy
 	}
 	select {
 	case <-turn:
 	case <-ctx.Done():
-		leaveLocal(k, turn) // hands on a turn that came meanwhile
+		locals.leave(k, turn) // hands on a turn that came meanwhile
 		return nil, znode.CtxErr(ctx)
 	}
-	h, err := take(func() { createdLocal(k, turn) })
+	h, err := take(func() { locals.created(k, turn) })
 	if err != nil {
-		leaveLocal(k, turn)
+		locals.leave(k, turn)
 		return nil, err
 	}
-	h.OnEnd(func(error) { leaveLocal(k, turn) })
+	h.OnEnd(func(error) { locals.leave(k, turn) })
 	return h, nil
 }
 
@@ -153,9 +163,10 @@ func inLocalTurn(ctx context.Context, sess znode.Session, spec Spec, wait bool, 
 // spec in this process, the one holding it and those in ZooKeeper included.
 // Tests and benchmarks use it to see that a goroutine is in line.
 func LocalQueued(sess znode.Session, spec Spec) int {
+	locals := localsOf(sess)
 	locals.Lock()
 	defer locals.Unlock()
-	if q := locals.m[localKey{sess: sess, dir: spec.Dir, prefix: spec.Prefix}]; q != nil {
+	if q := locals.m[localKey{dir: spec.Dir, prefix: spec.Prefix}]; q != nil {
 		return q.users
 	}
 	return 0

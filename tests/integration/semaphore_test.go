@@ -454,3 +454,33 @@ func TestSemaphoreGateHandsOffWithAMark(t *testing.T) {
 	assert.EqualValues(t, 1, listings(), "D's listings of the gate")
 	eventually(t, "no session to watch a mark", func() bool { return !marksWatched(t, root) })
 }
+
+// TestSemaphoreRefusalIsNotACancellation: a semaphore that already agreed
+// on its path checks the layout beside taking its leases; a refusal
+// (another Semaphore of the session found a lock's node there) stops the
+// leases, and the acquire reports the refusal, not their cancellation.
+func TestSemaphoreRefusalIsNotACancellation(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/sem"
+	s := connect(t)
+	agreed, err := locks.NewSemaphore(s, path, 2)
+	require.NoError(t, err)
+	leases, err := agreed.Acquire(bg(), 1)
+	require.NoError(t, err)
+	require.NoError(t, leases[0].Release(bg()))
+
+	// A lock's node arrives at the path.
+	lock, err := admin.Create(path+"/_c_0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0-lock-", nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, admin.Delete(lock, -1)) })
+	fresh, err := locks.NewSemaphore(s, path, 2)
+	require.NoError(t, err)
+	_, err = fresh.Acquire(bg(), 1)
+	require.ErrorIs(t, err, recipes.ErrOtherRecipe)
+
+	_, err = agreed.Acquire(bg(), 1)
+	require.ErrorIs(t, err, recipes.ErrOtherRecipe)
+	require.NotErrorIs(t, err, context.Canceled, "the refusal was reported as a cancellation: %v", err)
+	assert.Equal(t, 1, len(children(t, admin, path)), "the refused acquisitions left nodes: %v", children(t, admin, path))
+}
