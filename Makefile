@@ -1,13 +1,18 @@
 # zkrecipes: `make test` runs everything CI runs; `make demo` shows the recipes.
 GO          ?= go
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+APIDIFF     := $(GO) run golang.org/x/exp/cmd/apidiff@v0.0.0-20261113113407-e3970619a1a4
+# The public API of the last release, which every change must stay
+# compatible with (make api); make api-export writes it at a release.
+APIBASE     := api/v0.1.0.api
+MODULE      := github.com/zkrecipes/recipes
 # A count, not a duration: a duration-bounded fuzz run can fail at its
 # deadline under load with no crasher (go.dev/issue/75804, unfixed in Go 1.26).
 FUZZTIME    ?= 100000x
 BENCHCOUNT  ?= 5
 BENCHDELAY  ?= 250us
 
-.PHONY: test deps lint unit fuzz bench demo chaos
+.PHONY: test deps lint api api-export unit fuzz bench demo chaos
 
 ## test: lint, the whole suite with the race detector (real ZooKeeper), fuzz smoke
 test: deps lint unit fuzz
@@ -30,6 +35,18 @@ lint:
 	@out=$$($(GO) fix -diff ./...); if [ -n "$$out" ]; then echo "$$out"; echo "go fix needed"; exit 1; fi
 	$(GO) mod verify
 	cd examples/testkit && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) mod verify
+	@$(MAKE) --no-print-directory api
+
+## api: fail on any change to the public API incompatible with the last release
+# The suites and tools (tests/, tools/) are not API, though importable.
+api:
+	@out=$$($(APIDIFF) -m -incompatible $(APIBASE) $(MODULE) 2>&1) || { echo "$$out"; exit 1; }; \
+	out=$$(printf '%s\n' "$$out" | grep -Ev '^(Ignoring internal package |- (\./(tests|tools)/|package $(MODULE)/(tests|tools)/)|$$)'); \
+	if [ -n "$$out" ]; then echo "incompatible with $(APIBASE):"; echo "$$out"; exit 1; fi; \
+	echo "api: compatible with $(APIBASE)"
+
+api-export:
+	$(APIDIFF) -m -w $(APIBASE) $(MODULE)
 
 # Goroutine leaks (goleak) and leftover znodes (zktest.Root) are checked
 # inside the tests themselves.

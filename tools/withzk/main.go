@@ -6,10 +6,10 @@
 //
 //	go run ./tools/withzk -- go run ./cmd/zkrecipes demo
 //
-// It is a development tool, for the README's demo (make demo) on a machine
-// with no ZooKeeper: it lives under internal/ so that nothing installed with
-// go install ever installs system packages. The zkrecipes command itself
-// only connects to the servers it is given.
+// It is a development tool, for the README's demo (make demo) on a fresh
+// machine with no ZooKeeper, and the one part of the project that installs
+// system packages: the zkrecipes command only connects to the servers it is
+// given, and the test kit (zktest) says what is missing instead.
 package main
 
 import (
