@@ -57,44 +57,31 @@ func (p *Proxy) Servers() []string {
 // network would: connections stay open, bytes either way are held, and a
 // new connection is accepted but goes no further. The clients see silence,
 // so they lose their sessions only when those time out.
-func (p *Proxy) Cut() {
-	for _, q := range p.proxies {
-		q.Stall()
-	}
-}
+func (p *Proxy) Cut() { p.each((*zkserver.TCPProxy).Stall) }
 
 // CutRequests holds what the clients send, until Heal, and lets the
 // servers' answers through: a one-way partition. The server hears nothing
 // from the clients, so it expires their sessions when they time out, while
 // they still hear what was on its way.
-func (p *Proxy) CutRequests() {
-	for _, q := range p.proxies {
-		q.StallUp()
-	}
-}
+func (p *Proxy) CutRequests() { p.each((*zkserver.TCPProxy).StallUp) }
 
 // CutReplies holds what the servers send, until Heal, and lets the clients'
 // requests through: the other one-way partition. The server applies what
 // the clients ask but they hear no answer, and lose their sessions when
 // the client-side timeout passes.
-func (p *Proxy) CutReplies() {
-	for _, q := range p.proxies {
-		q.StallDown()
-	}
-}
+func (p *Proxy) CutReplies() { p.each((*zkserver.TCPProxy).StallDown) }
 
 // Heal ends Cut, CutRequests and CutReplies: what was held is delivered, in
 // order, and new connections go through again.
-func (p *Proxy) Heal() {
-	for _, q := range p.proxies {
-		q.Restore()
-	}
-}
+func (p *Proxy) Heal() { p.each((*zkserver.TCPProxy).Restore) }
 
 // Drop closes every connection through the proxy now, as a reset would.
 // Clients reconnect through it at once (after Cut, once healed).
-func (p *Proxy) Drop() {
+func (p *Proxy) Drop() { p.each((*zkserver.TCPProxy).Drop) }
+
+// each applies f to every forwarder of the proxy.
+func (p *Proxy) each(f func(*zkserver.TCPProxy)) {
 	for _, q := range p.proxies {
-		q.Drop()
+		f(q)
 	}
 }
