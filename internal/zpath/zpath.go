@@ -9,8 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// ErrInvalid is wrapped by every error Validate returns.
-var ErrInvalid = errors.New("invalid ZooKeeper path")
+// errBadPath is wrapped by every error Validate returns; the recipes wrap
+// those in recipes.ErrInvalid.
+var errBadPath = errors.New("invalid ZooKeeper path")
 
 // Reserved is the tree ZooKeeper keeps for itself (quotas, the ensemble's
 // configuration): no recipe may live in it.
@@ -23,29 +24,29 @@ const Reserved = "/zookeeper"
 func Validate(p string) error {
 	switch {
 	case p == "":
-		return fmt.Errorf("%w: empty path", ErrInvalid)
+		return fmt.Errorf("%w: empty path", errBadPath)
 	case p[0] != '/':
-		return fmt.Errorf("%w: %q is not absolute (must start with '/')", ErrInvalid, p)
+		return fmt.Errorf("%w: %q is not absolute (must start with '/')", errBadPath, p)
 	case p == "/":
-		return fmt.Errorf("%w: the root %q cannot hold a recipe", ErrInvalid, p)
+		return fmt.Errorf("%w: the root %q cannot hold a recipe", errBadPath, p)
 	case p == Reserved || strings.HasPrefix(p, Reserved+"/"):
-		return fmt.Errorf("%w: %q is in ZooKeeper's reserved tree %s", ErrInvalid, p, Reserved)
+		return fmt.Errorf("%w: %q is in ZooKeeper's reserved tree %s", errBadPath, p, Reserved)
 	case strings.HasSuffix(p, "/"):
-		return fmt.Errorf("%w: %q ends with '/'", ErrInvalid, p)
+		return fmt.Errorf("%w: %q ends with '/'", errBadPath, p)
 	case !utf8.ValidString(p):
-		return fmt.Errorf("%w: %q is not valid UTF-8", ErrInvalid, p)
+		return fmt.Errorf("%w: %q is not valid UTF-8", errBadPath, p)
 	}
 	for seg := range strings.SplitSeq(p[1:], "/") {
 		switch seg {
 		case "":
-			return fmt.Errorf("%w: %q has an empty segment", ErrInvalid, p)
+			return fmt.Errorf("%w: %q has an empty segment", errBadPath, p)
 		case ".", "..":
-			return fmt.Errorf("%w: %q has a relative segment %q", ErrInvalid, p, seg)
+			return fmt.Errorf("%w: %q has a relative segment %q", errBadPath, p, seg)
 		}
 	}
 	for i, r := range p {
 		if forbidden(r) {
-			return fmt.Errorf("%w: %q has forbidden character %U at byte %d", ErrInvalid, p, r, i)
+			return fmt.Errorf("%w: %q has forbidden character %U at byte %d", errBadPath, p, r, i)
 		}
 	}
 	return nil

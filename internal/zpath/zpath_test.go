@@ -14,7 +14,7 @@ func TestValidate(t *testing.T) {
 	for _, bad := range []string{"", "a", "a/b", "/", "/a/", "//a", "/a//b", "/a/./b", "/a/..", "/a\x00b", "/a\x1fb", "/a\u0085", "/a\ufff5", "/\xff"} {
 		err := Validate(bad)
 		assert.Error(t, err, "%q", bad)
-		assert.True(t, errors.Is(err, ErrInvalid), "%q", bad)
+		assert.True(t, errors.Is(err, errBadPath), "%q", bad)
 	}
 }
 
@@ -30,7 +30,7 @@ func TestAncestorsAndBase(t *testing.T) {
 func TestValidateRefusesReservedTree(t *testing.T) {
 	for _, bad := range []string{"/zookeeper", "/zookeeper/quota", "/zookeeper/a/b"} {
 		err := Validate(bad)
-		assert.ErrorIs(t, err, ErrInvalid, "%q", bad)
+		assert.ErrorIs(t, err, errBadPath, "%q", bad)
 		assert.ErrorContains(t, err, "reserved", "%q", bad)
 	}
 	for _, ok := range []string{"/zookeeperx", "/zookeeper-locks/a", "/a/zookeeper"} {
