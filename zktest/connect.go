@@ -38,8 +38,9 @@ func Connect(tb testing.TB, servers []string, opts ...func(*zk.Conn)) *zk.Conn {
 func ConnectWithTimeout(tb testing.TB, servers []string, timeout time.Duration, opts ...func(*zk.Conn)) *zk.Conn {
 	tb.Helper()
 	logger := &bufferLogger{}
+	socks := &sockets{bound: timeout / 4}
 	all := func(c *zk.Conn) {
-		zk.WithDialer(handshakeDialer(timeout / 4))(c)
+		zk.WithDialer(socks.dial)(c)
 		for _, o := range opts {
 			o(c)
 		}
@@ -47,14 +48,15 @@ func ConnectWithTimeout(tb testing.TB, servers []string, timeout time.Duration, 
 	}
 	conn, events, err := zk.Connect(servers, timeout, all)
 	if err != nil {
-		tb.Fatalf("zktest: zk.Connect(%v): %v", servers, err)
+		tb.Fatalf("zktest: zk.Connect(%s): %v", describe(servers), err)
 	}
 	tb.Cleanup(func() {
-		conn.Close()
+		conn.Close() // sends the session's close, and waits for up to a second
+		socks.closeLast()
 		// The event channel is closed when the connection's main loop
 		// returns: no client goroutine outlives the test.
 		if !drain(events) {
-			tb.Errorf("zktest: the connection to %v did not shut down within %v", servers, sessionWait)
+			tb.Errorf("zktest: the connection to %s did not shut down within %v", describe(servers), sessionWait)
 		}
 		if lines := logger.stop(); tb.Failed() && len(lines) > 0 {
 			tb.Logf("zk client log:\n%s", strings.Join(lines, "\n"))
@@ -66,12 +68,12 @@ func ConnectWithTimeout(tb testing.TB, servers []string, timeout time.Duration, 
 		case ev, ok := <-events:
 			switch {
 			case !ok:
-				tb.Fatalf("zktest: the connection to %v closed before it had a session", servers)
+				tb.Fatalf("zktest: the connection to %s closed before it had a session", describe(servers))
 			case ev.State == zk.StateHasSession:
 				return conn
 			}
 		case <-deadline:
-			tb.Fatalf("zktest: no session with %v within %v", servers, sessionWait)
+			tb.Fatalf("zktest: no session with %s within %v", describe(servers), sessionWait)
 		}
 	}
 }

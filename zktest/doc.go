@@ -9,6 +9,9 @@
 // files removed, when the test or the package's tests end. With ZK_SERVERS
 // set (host:port,...), Servers uses the servers it names instead.
 //
+// A test binary that is killed (go test -timeout) kills its servers too,
+// on Linux, but leaves their temporary directories (zktest-*) behind.
+//
 // ZooKeeper itself is found under ZOOKEEPER_HOME, an Apache ZooKeeper binary
 // release (apache-zookeeper-X-bin.tar.gz unpacked; with Homebrew,
 // $(brew --prefix zookeeper)/libexec), or else where Debian's zookeeper
@@ -18,7 +21,7 @@
 // The faults a test needs, each done when its call returns:
 //
 //   - ExpireSession ends a client's session on the server, as a session
-//     timeout would: its ephemeral nodes are gone and the client hears
+//     timeout would: its ephemeral nodes are gone, and the client hears
 //     that its session expired when it next reaches the server.
 //   - A Proxy stands between clients and servers: Cut partitions them,
 //     Heal ends the partition, Drop closes the connections.

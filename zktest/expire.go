@@ -23,10 +23,11 @@ const closeSessionOp uint32 = 1<<32 - 11
 // ephemeral nodes are gone and its watches with them. On an ensemble that
 // is so on the member that ended it; read through another member after a
 // Sync. The client is not told first: it hears that its session expired
-// when it next reaches the server, at once if it is connected (the server
-// closes its connection, and refuses the reconnect as expired). This is
-// Curator's KillSession: the kit opens a second connection to the session,
-// with its password, and closes the session there.
+// when it next reaches the server. A connected client does within about a
+// second: the server closes its connection, go-zookeeper waits a second
+// before it dials again, and the server refuses the reconnect as expired.
+// This is Curator's KillSession: the kit opens a second connection to the
+// session, with its password, and closes the session there.
 //
 // The session must have connected through an address this package handed
 // out (Server.Servers, Ensemble.Servers, Servers), or a Proxy in front of

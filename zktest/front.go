@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,14 +32,32 @@ func newFront(servers []string) (*front, error) {
 			return nil, fmt.Errorf("forwarder to %s: %w", s, err)
 		}
 		f.proxies = append(f.proxies, p)
+		fronted.Store(p.Addr(), s)
 	}
 	return f, nil
 }
 
 func (f *front) addr(i int) string { return f.proxies[i].Addr() }
 
+// describe names servers for a message: a front's address with the server
+// it forwards to.
+func describe(servers []string) string {
+	out := make([]string, len(servers))
+	for i, s := range servers {
+		out[i] = s
+		if t, ok := fronted.Load(s); ok {
+			out[i] = fmt.Sprintf("%s (forwarding to %s)", s, t)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// fronted maps each open front's address to the server it forwards to.
+var fronted sync.Map
+
 func (f *front) close() {
 	for _, p := range f.proxies {
+		fronted.Delete(p.Addr())
 		_ = p.Close()
 	}
 	sessions.forget(f)
@@ -201,6 +220,22 @@ func (r *registry) member(id int64, f *front) (int, bool) {
 		return s.liveMember()
 	}
 	return 0, false
+}
+
+// abandoned reports whether the session id is known, through some front,
+// and no connection of it is open through any: its client has gone (closed,
+// or cut off by a Proxy that closed) without the server having ended the
+// session yet.
+func (r *registry) abandoned(id int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all := r.m[id]
+	for _, s := range all {
+		if _, ok := s.liveMember(); ok {
+			return false
+		}
+	}
+	return len(all) > 0
 }
 
 func (r *registry) forget(f *front) {

@@ -17,14 +17,39 @@ import (
 // startup window would lose its session. Closing the silent connection sends
 // go-zookeeper on to its next attempt, which finds the server ready.
 func handshakeDialer(bound time.Duration) zk.Dialer {
-	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		c, err := net.DialTimeout(network, address, timeout)
-		if err != nil {
-			return nil, err
-		}
-		hc := &handshakeConn{Conn: c}
-		hc.timer = time.AfterFunc(bound, func() { _ = c.Close() })
-		return hc, nil
+	return (&sockets{bound: bound}).dial
+}
+
+// sockets dials as handshakeDialer says and keeps the connection it dialed
+// last, so that a test's cleanup can close it (closeLast) once go-zookeeper
+// has had its chance to close the session: go-zookeeper itself waits for
+// the server's answer, for two thirds of the session timeout, which never
+// comes through a Proxy that cut it off.
+type sockets struct {
+	bound time.Duration
+	mu    sync.Mutex
+	last  net.Conn
+}
+
+func (s *sockets) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	hc := &handshakeConn{Conn: c}
+	hc.timer = time.AfterFunc(s.bound, func() { _ = c.Close() })
+	s.mu.Lock()
+	s.last = hc
+	s.mu.Unlock()
+	return hc, nil
+}
+
+// closeLast closes the connection dialed last, if any.
+func (s *sockets) closeLast() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last != nil {
+		_ = s.last.Close()
 	}
 }
 

@@ -224,3 +224,34 @@ func TestProxyCutReplies(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRootExpiresAbandonedSessions: a client cut off by a Proxy closes, and
+// its close never reaches the server, which keeps its node until the
+// session times out. Root's check expires such a session, as the server
+// would, and finds nothing left; without that it would report the node.
+func TestRootExpiresAbandonedSessions(t *testing.T) {
+	t.Parallel()
+	admin := Connect(t, Servers(t))
+	root := Root(t, admin)
+	if _, err := admin.CreateContainer(root, nil, zk.FlagContainer, acl); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	t.Cleanup(func() {
+		// After the connection's close and the Proxy's, before Root's
+		// check: the node is still there, and its session abandoned.
+		if ok, _, err := admin.Exists(root + "/eph"); err != nil || !ok {
+			t.Errorf("the cut-off session's node before the check: exists %v, %v", ok, err)
+		}
+		if !sessions.abandoned(id) {
+			t.Error("the closed, cut-off session is not taken as abandoned")
+		}
+	})
+	p := NewProxy(t, Servers(t)...)
+	conn := ConnectWithTimeout(t, p.Servers(), 30*time.Second) // the server would keep it past the test
+	if _, err := conn.Create(root+"/eph", nil, zk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	id = conn.SessionID()
+	p.Cut()
+}

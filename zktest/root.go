@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -32,8 +33,10 @@ const containerGrace = 2 * time.Second
 // user. Cleanups run last in, first out: a session whose ephemeral nodes
 // may remain until it closes must have its close registered with
 // tb.Cleanup after Root is called, so that it is closed before the check.
-// conn must still work then: do not close it in the test, and do not take
-// it through a Proxy.
+// A session whose client has gone but whose node the server keeps until
+// the session times out (a client a Proxy cut off, which gave up) is
+// expired first, as the server would. conn must still work then: do not
+// close it in the test, and do not take it through a Proxy.
 func Root(tb testing.TB, conn *zk.Conn) string {
 	tb.Helper()
 	if _, err := conn.Create(TestRoot, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
@@ -47,17 +50,41 @@ func Root(tb testing.TB, conn *zk.Conn) string {
 			tb.Errorf("zktest: authenticating as the super user: %v", err)
 		}
 		left, err := Leftovers(conn, root)
+		if err == nil && expireAbandoned(left, conn.SessionID()) {
+			left, err = Leftovers(conn, root)
+		}
 		if err != nil {
 			tb.Errorf("zktest: checking %s for leftover nodes: %v", root, err)
 		}
+		persistent := false
 		for _, l := range left {
 			tb.Errorf("zktest: leftover node %s", l)
+			persistent = persistent || l.EphemeralOwner == 0
+		}
+		if persistent && os.Getenv(ServersEnv) != "" {
+			tb.Errorf("zktest: (a server of %s that reaps containers once a minute, ZooKeeper's default, leaves them to be reported as persistent: start it with -Dznode.container.checkIntervalMs=100)", ServersEnv)
 		}
 		if err := DeleteTree(conn, root); err != nil {
 			tb.Errorf("zktest: deleting %s: %v", root, err)
 		}
 	})
 	return root
+}
+
+// expireAbandoned expires the sessions that own ephemeral nodes of left and
+// whose clients have gone, as the server would once their timeout passed
+// (a client cut off by a Proxy that gave up, say), except keep's; it
+// reports whether it expired any.
+func expireAbandoned(left []Leftover, keep int64) bool {
+	done := map[int64]bool{}
+	for _, l := range left {
+		id := l.EphemeralOwner
+		if id == 0 || id == keep || done[id] || !sessions.abandoned(id) {
+			continue
+		}
+		done[id] = expire(id) == nil
+	}
+	return len(done) > 0
 }
 
 // Leftover is a node that should not have outlived a test.

@@ -1,12 +1,15 @@
 package zktest
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zkrecipes/recipes/internal/zkserver"
 )
@@ -56,6 +59,10 @@ func Shared() ([]string, error) {
 				targets = append(targets, s)
 			}
 		}
+		if err := reachable(targets); err != nil {
+			shared.err = fmt.Errorf("zktest: %s=%s: %w", ServersEnv, env, err)
+			return nil, shared.err
+		}
 	} else {
 		s, err := zkserver.Start()
 		if err != nil {
@@ -79,6 +86,21 @@ func Shared() ([]string, error) {
 		shared.servers = append(shared.servers, f.addr(i))
 	}
 	return slices.Clone(shared.servers), nil
+}
+
+// reachable checks that at least one of servers accepts a connection: a
+// forwarder in front of none would have every client fail to authenticate
+// instead, with no word of why.
+func reachable(servers []string) error {
+	var errs []error
+	for _, s := range servers {
+		c, err := net.DialTimeout("tcp", s, 5*time.Second)
+		if err == nil {
+			return c.Close()
+		}
+		errs = append(errs, err)
+	}
+	return fmt.Errorf("no server answers: %w", errors.Join(errs...))
 }
 
 // Servers returns Shared's servers, failing tb if Shared fails.

@@ -100,6 +100,9 @@ func locate() (*installation, error) {
 // jar of home/lib on the class path, and the release's own logging
 // configuration (logback from 3.8, log4j before) if conf/ has it.
 func release(home string) (*installation, error) {
+	if st, err := os.Stat(home); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("zkserver: %s=%s, which is not a directory: point it at an Apache ZooKeeper binary release, or unset it to use Debian's package (%s)", HomeEnv, home, debianJar)
+	}
 	lib := filepath.Join(home, "lib")
 	jars, _ := filepath.Glob(filepath.Join(lib, "zookeeper-*.jar"))
 	server := false
@@ -109,9 +112,11 @@ func release(home string) (*installation, error) {
 		}
 	}
 	if !server {
-		return nil, fmt.Errorf("zkserver: %s=%s, but %s has no zookeeper-*.jar: "+
-			"point it at an Apache ZooKeeper binary release (apache-zookeeper-X-bin.tar.gz unpacked), not the source release",
-			HomeEnv, home, lib)
+		hint := "point it at an Apache ZooKeeper binary release (apache-zookeeper-X-bin.tar.gz unpacked), not a source release"
+		if exists(debianJar) {
+			hint += fmt.Sprintf(", or unset it to use Debian's package (%s)", debianJar)
+		}
+		return nil, fmt.Errorf("zkserver: %s=%s, but %s has no zookeeper-*.jar: %s", HomeEnv, home, lib, hint)
 	}
 	inst := &installation{classPath: filepath.Join(lib, "*")}
 	if c := filepath.Join(home, "conf", "logback.xml"); exists(c) {
@@ -158,14 +163,16 @@ func apt(args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-// javaPath returns the java binary to run: $JAVA_HOME/bin/java if set,
-// otherwise java from $PATH, otherwise /usr/bin/java.
+// javaPath returns the java binary to run: $JAVA_HOME/bin/java if
+// JAVA_HOME is set (and only that), otherwise java from $PATH, otherwise
+// /usr/bin/java.
 func javaPath() (string, error) {
 	if home := os.Getenv("JAVA_HOME"); home != "" {
 		p := filepath.Join(home, "bin", "java")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("zkserver: JAVA_HOME=%s, but %s is missing: point it at a Java runtime, or unset it to use java from the PATH", home, p)
 		}
+		return p, nil
 	}
 	if p, err := exec.LookPath("java"); err == nil {
 		return p, nil

@@ -48,3 +48,24 @@ func TestZooKeeperHomeWithoutServer(t *testing.T) {
 		}
 	}
 }
+
+// TestZooKeeperHomeMissing: a ZOOKEEPER_HOME that does not exist says so.
+func TestZooKeeperHomeMissing(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "nowhere")
+	t.Setenv(HomeEnv, home)
+	_, err := Start()
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("Start with a missing ZOOKEEPER_HOME: %v", err)
+	}
+}
+
+// TestJavaHomeWithoutJava: a JAVA_HOME with no java is refused, not passed
+// over for the PATH's.
+func TestJavaHomeWithoutJava(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("JAVA_HOME", home)
+	_, err := javaPath()
+	if err == nil || !strings.Contains(err.Error(), "JAVA_HOME="+home) {
+		t.Fatalf("javaPath with an empty JAVA_HOME: %v", err)
+	}
+}
