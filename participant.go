@@ -35,4 +35,5 @@ const (
 	KindWrite  Kind = "write"  // an RWMutex's write node
 	KindLease  Kind = "lease"  // a Semaphore's (or SemaphoreMutex's) lease, or an acquirer queued at its gate
 	KindMember Kind = "member" // a DoubleBarrier's member
+	KindLatch  Kind = "latch"  // an election.Latch's node (Curator's LeaderLatch)
 )

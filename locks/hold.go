@@ -13,6 +13,7 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/jute"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
@@ -377,6 +378,22 @@ func reenter(ctx context.Context, key any, path string) (*Hold, bool, error) {
 		return nil, true, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return h, true, nil
+}
+
+// The recipes outside this package (election) take their locks through
+// acquire too, and get a Hold.
+func init() {
+	recipe.Acquire = func(ctx context.Context, sess *recipes.Session, kind, path string, spec seqnode.Spec, wait bool) (any, bool, error) {
+		w := waitTurn
+		if !wait {
+			w = tryOnce
+		}
+		h, ok, err := acquire(ctx, sess, holdKey{kind: kind, sess: sess, path: path}, spec, w)
+		if h == nil {
+			return nil, ok, err
+		}
+		return h, ok, err
+	}
 }
 
 // acquire re-enters the hold ctx carries for key, or takes a new node as w

@@ -27,6 +27,7 @@ const (
 	SemaphoreGate = "locks"    // InterProcessSemaphoreV2's mutex, <path>/locks
 	SemaphoreDir  = "leases"   // InterProcessSemaphoreV2's leases, <path>/leases
 	ReadyNode     = "ready"    // DistributedDoubleBarrier: open while it exists
+	LatchLockName = "latch-"   // LeaderLatch: <path>/_c_<uuid>-latch-<seq>
 )
 
 // A Kind is a recipe, as far as the layout under its path tells.
@@ -41,10 +42,11 @@ const (
 	Semaphore     Kind = "semaphore"
 	DoubleBarrier Kind = "double-barrier"
 	Barrier       Kind = "barrier"
+	Latch         Kind = "leader-latch"
 )
 
 // Kinds lists every kind, in the order Present reports them.
-var Kinds = []Kind{Mutex, RWLock, Semaphore, DoubleBarrier}
+var Kinds = []Kind{Mutex, RWLock, Semaphore, DoubleBarrier, Latch}
 
 // Of returns the recipe that puts a child called name under its path, or
 // None for a name no recipe makes. A child named "locks" or "leases" is a
@@ -60,6 +62,8 @@ func Of(name string) Kind {
 		return RWLock
 	case seqnode.Parse(name, MutexLockName).HasSeq:
 		return Mutex
+	case seqnode.Parse(name, LatchLockName).HasSeq:
+		return Latch
 	}
 	return None
 }

@@ -5,13 +5,23 @@ package recipe
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/jute"
+	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
+
+// Acquire takes the lock of spec, at path, as the locks package's own
+// recipes do (re-entry through a hold's context, telemetry under kind, a
+// locks.Hold), for the recipes outside it: the locks package sets it when
+// it is initialised. It returns the *locks.Hold as any, as this package
+// cannot name it, and nil when it returns none. With wait false it tries
+// once, and returns false if the lock is busy.
+var Acquire func(ctx context.Context, sess *recipes.Session, kind, path string, spec seqnode.Spec, wait bool) (any, bool, error)
 
 // Where checks the session and path that everything a recipe package does
 // is given: sess must not be nil, and path must be a valid absolute

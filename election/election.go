@@ -1,0 +1,158 @@
+// Package election elects one leader among the processes that share a
+// path, on the same nodes as Apache Curator's leader recipes, so that Go
+// and Java participants elect one leader among them:
+//
+//   - A Latch is Curator's LeaderLatch: each participant queues a node
+//     under the path, with its id as the node's data, and the lowest node
+//     leads until it goes.
+//   - A Selector is Curator's LeaderSelector: an InterProcessMutex on the
+//     path, its node carrying the participant's id; leadership is holding
+//     the lock.
+//
+// Campaigning returns the leadership as a *locks.Hold, with every promise
+// a lock's hold makes (package locks): the term ends, and its Context is
+// cancelled, before any other participant can lead (the session's loss
+// deadline); its Token grows from term to term; Guard and Multi make writes
+// that fail once the term is over; Release resigns. A campaign that is
+// cancelled creates nothing and leaves nothing behind, and candidates lead
+// in the order they campaigned.
+package election
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/layout"
+	"github.com/zkrecipes/recipes/internal/recipe"
+	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/zpath"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// A Latch is one participant in the election at a path: Curator's
+// LeaderLatch, on the same nodes (<path>/_c_<uuid>-latch-<sequence>, with
+// the participant's id as data). The participant whose node is lowest
+// leads; the others wait, each watching the node ahead of its own.
+//
+// A Latch holds nothing but its configuration; it is safe for concurrent
+// use. Campaigning with the Context of its own term re-enters that term,
+// as a Mutex's Lock does.
+type Latch struct {
+	sess *recipes.Session
+	path string
+	id   string
+	spec seqnode.Spec
+}
+
+// NewLatch returns the participant id in the election at path. It does no
+// I/O. id may be anything, "" too (Curator's default); it is what Leader and
+// Participants report. It fails, creating nothing, for a nil session, a
+// path that is not a valid ZooKeeper path, or an id too large for a node
+// (over recipes.MaxDataSize, or too large with the path for a request).
+func NewLatch(sess *recipes.Session, path, id string) (*Latch, error) {
+	at, err := recipe.Check(sess, path, []recipes.NodeOption{recipes.WithData([]byte(id))})
+	if err != nil {
+		return nil, err
+	}
+	spec := seqnode.Spec{
+		Dir: at.Dir, Prefix: layout.LatchLockName, Data: at.Data, Holds: seqnode.FirstN(1),
+		Local: true, Mark: true,
+		Refuse: func(children []string) error { return layout.Check(at.Dir, children, layout.Latch) },
+	}
+	if err := spec.Fits(sess.ACL()); err != nil {
+		return nil, err
+	}
+	return &Latch{sess: sess, path: path, id: id, spec: spec}, nil
+}
+
+// Path returns the election's path.
+func (l *Latch) Path() string { return l.path }
+
+// ID returns the participant's id.
+func (l *Latch) ID() string { return l.id }
+
+// Campaign blocks until this participant leads, and returns its term. It
+// queues behind the participants that campaigned before it. If ctx ends or
+// an error occurs first, it returns the error and leaves no node behind;
+// ctx bounds only the wait, not the term. Release resigns: the next in line
+// leads.
+func (l *Latch) Campaign(ctx context.Context) (*locks.Hold, error) {
+	if err := args.Context(ctx, "election: Latch.Campaign"); err != nil {
+		return nil, err
+	}
+	h, _, err := hold(recipe.Acquire(ctx, l.sess, "latch", l.path, l.spec, true))
+	return h, err
+}
+
+// TryCampaign leads if nobody leads or waits now, and reports whether it
+// does; it never waits.
+func (l *Latch) TryCampaign(ctx context.Context) (*locks.Hold, bool, error) {
+	if err := args.Context(ctx, "election: Latch.TryCampaign"); err != nil {
+		return nil, false, err
+	}
+	return hold(recipe.Acquire(ctx, l.sess, "latch", l.path, l.spec, false))
+}
+
+// Participants lists the election's participants in the order they
+// campaigned: the first leads (Holds), each other waits for the node ahead
+// of its own. Their ids are their Data.
+func (l *Latch) Participants(ctx context.Context) ([]recipes.Participant, error) {
+	if err := args.Context(ctx, "election: Latch.Participants"); err != nil {
+		return nil, err
+	}
+	return participants(ctx, l.sess, l.spec.Dir, recipes.KindLatch, layout.LatchLockName)
+}
+
+// Leader returns the participant that leads now, and false if nobody
+// campaigns: the one at the head of the queue, which leads or will as soon
+// as it hears that the node before it went. Its id is its Data, as
+// Curator's getLeader reads it.
+func (l *Latch) Leader(ctx context.Context) (recipes.Participant, bool, error) {
+	if err := args.Context(ctx, "election: Latch.Leader"); err != nil {
+		return recipes.Participant{}, false, err
+	}
+	return leader(ctx, l.sess, l.spec.Dir, recipes.KindLatch, layout.LatchLockName)
+}
+
+// hold reads what recipe.Acquire returns.
+func hold(h any, ok bool, err error) (*locks.Hold, bool, error) {
+	if h == nil {
+		return nil, ok, err
+	}
+	return h.(*locks.Hold), ok, err
+}
+
+// participants reads dir's nodes of lockName in queue order: the first
+// leads.
+func participants(ctx context.Context, sess *recipes.Session, dir string, kind recipes.Kind, lockName string) ([]recipes.Participant, error) {
+	ps, err := seqnode.Participants(ctx, sess, dir, func(seqnode.Node) seqnode.Predicate { return seqnode.FirstN(1) }, lockName)
+	if err != nil {
+		return nil, fmt.Errorf("election %s: %w", zpath.Outside(sess.Chroot(), dir), err)
+	}
+	out := make([]recipes.Participant, len(ps))
+	for i, p := range ps {
+		out[i] = recipes.Participant{
+			Path: zpath.Outside(sess.Chroot(), p.Path), Kind: kind, Data: p.Data, Created: p.Created,
+			Token: p.Token, Session: p.Session, Holds: p.Holds,
+		}
+		if p.Waits != "" {
+			out[i].Waits = zpath.Outside(sess.Chroot(), p.Waits)
+		}
+	}
+	return out, nil
+}
+
+// leader is the participant at the head of the queue, if any: it leads, or
+// will once it hears that the node before it went (Curator's getLeader,
+// which takes the first node still there, says the same).
+func leader(ctx context.Context, sess *recipes.Session, dir string, kind recipes.Kind, lockName string) (recipes.Participant, bool, error) {
+	ps, err := participants(ctx, sess, dir, kind, lockName)
+	if err != nil || len(ps) == 0 {
+		return recipes.Participant{}, false, err
+	}
+	p := ps[0]
+	p.Holds, p.Waits = true, ""
+	return p, true, nil
+}
