@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -21,6 +22,10 @@ import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
+import org.apache.curator.framework.recipes.leader.Participant;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -104,6 +109,8 @@ public final class CuratorPeer {
                 "  barrier-wait SERVERS PATH TIMEOUT_MS",
                 "  double-barrier SERVERS PATH MEMBERS LOG CLIENT",
                 "  revoke SERVERS NODEPATH",
+                "  latch|selector SERVERS PATH ITER HOLD_MS LOG CLIENT (CLIENT is the participant id; the leader logs kind E)",
+                "  leader SERVERS PATH latch|selector (prints \"leader ID\", or \"none\")",
                 "  version",
                 "  bench-mutex SERVERS PATH CLIENTS SECONDS",
                 "  bench-rw SERVERS PATH CLIENTS SECONDS READ_PERCENT",
@@ -180,6 +187,69 @@ public final class CuratorPeer {
                         lease.getAndSet(null).close();
                     }
                 }, a, 4, "L");
+                break;
+            }
+            case "latch": {
+                args(a, 7);
+                CuratorFramework client = connect(a[1]);
+                AtomicReference<LeaderLatch> latch = new AtomicReference<>();
+                lockLoop(new Hold() {
+                    public void acquire() throws Exception {
+                        LeaderLatch l = new LeaderLatch(client, a[2], a[6]);
+                        latch.set(l);
+                        l.start();
+                        l.await();
+                    }
+
+                    public void release() throws Exception {
+                        latch.getAndSet(null).close();
+                    }
+                }, a, 3, "E");
+                break;
+            }
+            case "selector": {
+                args(a, 7);
+                int iterations = num(a[3]);
+                long holdMillis = num(a[4]);
+                Semaphore led = new Semaphore(0);
+                LeaderSelector s = new LeaderSelector(connect(a[1]), a[2], new LeaderSelectorListenerAdapter() {
+                    @Override
+                    public void takeLeadership(CuratorFramework c) throws Exception {
+                        append(a[5], "+", "E", a[6]);
+                        if (holdMillis > 0) {
+                            Thread.sleep(holdMillis);
+                        }
+                        append(a[5], "-", "E", a[6]);
+                        led.release();
+                    }
+                });
+                s.setId(a[6]);
+                s.start();
+                for (int i = 0; i < iterations; i++) {
+                    led.acquire();
+                    // requeue refuses until the selector has finished with the
+                    // term that just ended.
+                    while (i + 1 < iterations && !s.requeue()) {
+                        Thread.sleep(5);
+                    }
+                }
+                s.close();
+                break;
+            }
+            case "leader": {
+                args(a, 4);
+                CuratorFramework client = connect(a[1]);
+                Participant p;
+                if (a[3].equals("latch")) {
+                    p = new LeaderLatch(client, a[2]).getLeader();
+                } else {
+                    p = new LeaderSelector(client, a[2], new LeaderSelectorListenerAdapter() {
+                        @Override
+                        public void takeLeadership(CuratorFramework c) {
+                        }
+                    }).getLeader();
+                }
+                System.out.println(p.isLeader() ? "leader " + p.getId() : "none");
                 break;
             }
             case "barrier-set":
