@@ -15,7 +15,8 @@
 // deadline); its Token grows from term to term; Guard and Multi make writes
 // that fail once the term is over; Release resigns. A campaign that is
 // cancelled creates nothing and leaves nothing behind, and candidates lead
-// in the order they campaigned.
+// in the order they campaigned. Leader and Participants say who leads and
+// who waits; Observe follows the leader as it changes.
 package election
 
 import (
