@@ -16,7 +16,8 @@
 // that fail once the term is over; Release resigns. A campaign that is
 // cancelled creates nothing and leaves nothing behind, and candidates lead
 // in the order they campaigned. Leader and Participants say who leads and
-// who waits; Observe follows the leader as it changes.
+// who waits; Observe follows the leader as it changes. A Runner is the loop
+// a service runs: campaign, lead, campaign again, across lost sessions.
 package election
 
 import (

@@ -1,0 +1,150 @@
+package election_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/election"
+	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
+)
+
+// sessionLog is a Runner's Connect that keeps the sessions it makes.
+type sessionLog struct {
+	servers []string
+	mu      sync.Mutex
+	all     []*recipes.Session
+}
+
+func (s *sessionLog) connect(ctx context.Context) (*recipes.Session, error) {
+	sess, err := recipes.Connect(ctx, s.servers)
+	if err == nil {
+		s.mu.Lock()
+		s.all = append(s.all, sess)
+		s.mu.Unlock()
+	}
+	return sess, err
+}
+
+func (s *sessionLog) made() []*recipes.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*recipes.Session(nil), s.all...)
+}
+
+// runner is a Runner of a latch at path with id, that makes its sessions
+// through log.
+func runner(path, id string, log *sessionLog, lead func(context.Context, *locks.Hold) error) election.Runner {
+	return election.Runner{
+		Connect: log.connect,
+		Candidate: func(sess *recipes.Session) (election.Campaigner, error) {
+			return election.NewLatch(sess, path, id)
+		},
+		Lead:       lead,
+		MinBackoff: 10 * time.Millisecond,
+	}
+}
+
+// run runs r in the background; the returned channel yields Run's error.
+func run(ctx context.Context, r election.Runner) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	return done
+}
+
+// TestRunnersTakeTurns: two runners on one path lead one at a time, each
+// campaigning again after it resigns, until they are stopped; they leave
+// nothing behind.
+func TestRunnersTakeTurns(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/election"
+	var active, terms atomic.Int32
+	var overlap atomic.Bool
+	perRunner := [2]atomic.Int32{}
+	ctx, cancel := context.WithCancel(bg())
+	defer cancel()
+	var done []<-chan error
+	for i := range 2 {
+		lead := func(ctx context.Context, term *locks.Hold) error {
+			if active.Add(1) > 1 {
+				overlap.Store(true)
+			}
+			time.Sleep(5 * time.Millisecond) // the leader's work
+			active.Add(-1)
+			terms.Add(1)
+			perRunner[i].Add(1)
+			return nil // resign: the other leads next
+		}
+		done = append(done, run(ctx, runner(path, "r"+string(rune('0'+i)), &sessionLog{servers: zktest.Servers(t)}, lead)))
+	}
+	deadline := time.Now().Add(time.Minute)
+	for perRunner[0].Load() < 3 || perRunner[1].Load() < 3 {
+		require.True(t, time.Now().Before(deadline), "terms %d, %d", perRunner[0].Load(), perRunner[1].Load())
+		time.Sleep(10 * time.Millisecond) // polling the runners' counts
+	}
+	cancel()
+	for _, d := range done {
+		assert.ErrorIs(t, <-d, context.Canceled)
+	}
+	assert.False(t, overlap.Load(), "two runners led at once")
+	t.Logf("%d terms", terms.Load())
+}
+
+// TestRunnerAfterSessionExpiry: a runner whose session expires while it
+// leads is told (its term's context ends), makes a new session, and leads
+// again with a larger token.
+func TestRunnerAfterSessionExpiry(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/election"
+	log := &sessionLog{servers: zktest.Servers(t)}
+	tokens := make(chan int64, 2)
+	var terms atomic.Int32
+	ctx, cancel := context.WithCancel(bg())
+	defer cancel()
+	done := run(ctx, runner(path, "r", log, func(ctx context.Context, term *locks.Hold) error {
+		tokens <- term.Token()
+		if terms.Add(1) == 1 {
+			zktest.ExpireSession(t, log.made()[0].ID())
+		}
+		<-ctx.Done() // lead until the term is lost, or Run is stopped
+		return context.Cause(ctx)
+	}))
+	first, second := <-tokens, <-tokens
+	assert.Greater(t, second, first, "the second term's token")
+	assert.Len(t, log.made(), 2, "sessions made")
+	assert.ErrorIs(t, log.made()[0].Err(), recipes.ErrSessionExpired)
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+}
+
+// TestRunnerStopsWhileWaiting: a runner stopped while another leads
+// returns at once and leaves no node; one given no work is refused.
+func TestRunnerStopsWhileWaiting(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/election"
+	holder := kinds["latch"](t, path, "holder")
+	term, err := holder.Campaign(bg())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(bg())
+	done := run(ctx, runner(path, "r", &sessionLog{servers: zktest.Servers(t)}, func(context.Context, *locks.Hold) error {
+		t.Error("led while another held the election")
+		return nil
+	}))
+	waitCampaigning(t, holder, 2)
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	waitCampaigning(t, holder, 1)
+	require.NoError(t, term.Release(bg()))
+
+	assert.ErrorIs(t, election.Runner{}.Run(bg()), recipes.ErrInvalid)
+}
