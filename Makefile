@@ -6,6 +6,9 @@ APIDIFF     := $(GO) run golang.org/x/exp/cmd/apidiff@v0.0.0-20261113113407-e397
 # compatible with (make api); make api-export writes it at a release.
 APIBASE     := api/v0.1.0.api
 MODULE      := github.com/zkrecipes/recipes
+# The packages users import, and the internal ones their docs must not name.
+PUBLIC      := . ./locks ./barriers ./election ./zktest
+INTERNAL    := args|jute|layout|recipe|seqnode|telemetry|testenv|zkserver|znode|zpath|curatortest|eventlog
 # A count, not a duration: a duration-bounded fuzz run can fail at its
 # deadline under load with no crasher (go.dev/issue/75804, unfixed in Go 1.26).
 FUZZTIME    ?= 100000x
@@ -36,6 +39,10 @@ lint:
 	$(GO) mod verify
 	cd examples/testkit && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) mod verify
 	@$(MAKE) --no-print-directory api
+	@# The documentation of what users import names no internal package.
+	@for p in $(PUBLIC); do \
+		if $(GO) doc -all $$p | grep -nE '\binternal/|\b($(INTERNAL))\.[A-Z]'; then \
+			echo "go doc $$p names an internal package (above)"; exit 1; fi; done
 
 ## api: fail on any change to the public API incompatible with the last release
 # The suites and tools (tests/, tools/) are not API, though importable.
