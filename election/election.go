@@ -14,7 +14,8 @@
 // cancelled, before any other participant can lead (the session's loss
 // deadline); its Token grows from term to term; Guard and Multi make writes
 // that fail once the term is over; Release resigns. A campaign that is
-// cancelled creates nothing and leaves nothing behind, and candidates lead
+// cancelled leaves nothing behind (one whose ctx has already ended creates
+// nothing), and candidates lead
 // in the order they campaigned. Leader and Participants say who leads and
 // who waits; Observe follows the leader as it changes. A Runner is the loop
 // a service runs: campaign, lead, campaign again, across lost sessions.
@@ -129,21 +130,12 @@ func hold(h any, ok bool, err error) (*locks.Hold, bool, error) {
 // participants reads dir's nodes of lockName in queue order: the first
 // leads.
 func participants(ctx context.Context, sess *recipes.Session, dir string, kind recipes.Kind, lockName string) ([]recipes.Participant, error) {
-	ps, err := seqnode.Participants(ctx, sess, dir, func(seqnode.Node) seqnode.Predicate { return seqnode.FirstN(1) }, lockName)
+	first := func(seqnode.Node) seqnode.Predicate { return seqnode.FirstN(1) }
+	ps, err := recipe.Participants(ctx, sess, dir, first, func(string) recipes.Kind { return kind }, lockName)
 	if err != nil {
 		return nil, fmt.Errorf("election %s: %w", zpath.Outside(sess.Chroot(), dir), err)
 	}
-	out := make([]recipes.Participant, len(ps))
-	for i, p := range ps {
-		out[i] = recipes.Participant{
-			Path: zpath.Outside(sess.Chroot(), p.Path), Kind: kind, Data: p.Data, Created: p.Created,
-			Token: p.Token, Session: p.Session, Holds: p.Holds,
-		}
-		if p.Waits != "" {
-			out[i].Waits = zpath.Outside(sess.Chroot(), p.Waits)
-		}
-	}
-	return out, nil
+	return ps, nil
 }
 
 // leader is the participant at the head of the queue, if any: it leads, or

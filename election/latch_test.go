@@ -215,6 +215,8 @@ func TestBadInput(t *testing.T) {
 	var nilCtx context.Context
 	_, err = l.Campaign(nilCtx)
 	assert.ErrorIs(t, err, recipes.ErrInvalid, "a nil context")
+	_, open := <-l.Observe(nilCtx)
+	assert.False(t, open, "Observe with a nil context sent a leader")
 }
 
 // TestLatchRefusesAnotherRecipesPath: a latch on a path a Mutex uses is

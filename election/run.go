@@ -62,9 +62,10 @@ func (r Runner) Run(ctx context.Context) error {
 	if minWait <= 0 {
 		minWait = DefaultMinBackoff
 	}
-	if maxWait < minWait {
-		maxWait = max(DefaultMaxBackoff, minWait)
+	if maxWait <= 0 {
+		maxWait = DefaultMaxBackoff
 	}
+	maxWait = max(maxWait, minWait)
 	b := backoff{min: minWait, max: maxWait, next: minWait}
 
 	var sess *recipes.Session

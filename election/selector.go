@@ -23,6 +23,7 @@ type Selector struct {
 	sess *recipes.Session
 	id   string
 	m    *locks.Mutex
+	dir  string // the path under the session's chroot
 }
 
 // NewSelector returns the participant id in the election at path. It does
@@ -32,7 +33,7 @@ func NewSelector(sess *recipes.Session, path, id string) (*Selector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Selector{sess: sess, id: id, m: m}, nil
+	return &Selector{sess: sess, id: id, m: m, dir: zpath.Under(sess.Chroot(), path)}, nil
 }
 
 // Path returns the election's path.
@@ -65,7 +66,7 @@ func (s *Selector) Participants(ctx context.Context) ([]recipes.Participant, err
 	if err := args.Context(ctx, "election: Selector.Participants"); err != nil {
 		return nil, err
 	}
-	return participants(ctx, s.sess, zpath.Under(s.sess.Chroot(), s.m.Path()), recipes.KindMutex, layout.MutexLockName)
+	return participants(ctx, s.sess, s.dir, recipes.KindMutex, layout.MutexLockName)
 }
 
 // Leader returns the participant that leads now, as Latch.Leader does.
@@ -73,5 +74,5 @@ func (s *Selector) Leader(ctx context.Context) (recipes.Participant, bool, error
 	if err := args.Context(ctx, "election: Selector.Leader"); err != nil {
 		return recipes.Participant{}, false, err
 	}
-	return leader(ctx, s.sess, zpath.Under(s.sess.Chroot(), s.m.Path()), recipes.KindMutex, layout.MutexLockName)
+	return leader(ctx, s.sess, s.dir, recipes.KindMutex, layout.MutexLockName)
 }

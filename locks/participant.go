@@ -1,7 +1,6 @@
 package locks
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -90,21 +89,7 @@ var kinds = map[string]recipes.Kind{
 // participants reads dir's lock nodes in queue order, deciding who holds by
 // rule.
 func participants(ctx context.Context, sess *recipes.Session, dir string, rule seqnode.Rule, lockNames ...string) ([]Participant, error) {
-	ps, err := seqnode.Participants(ctx, sess, dir, rule, lockNames...)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Participant, len(ps))
-	for i, p := range ps {
-		out[i] = Participant{
-			Path: zpath.Outside(sess.Chroot(), p.Path), Kind: kinds[p.Prefix], Data: p.Data, Created: p.Created,
-			Token: p.Token, Session: p.Session, Holds: p.Holds, Revoked: bytes.Equal(p.Data, seqnode.RevokeData),
-		}
-		if p.Waits != "" {
-			out[i].Waits = zpath.Outside(sess.Chroot(), p.Waits)
-		}
-	}
-	return out, nil
+	return recipe.Participants(ctx, sess, dir, rule, func(name string) recipes.Kind { return kinds[name] }, lockNames...)
 }
 
 func firstHolds(seqnode.Node) seqnode.Predicate { return seqnode.FirstN(1) }

@@ -149,14 +149,15 @@ func (rw *RWMutex) rlock(ctx context.Context, w how) (*Hold, bool, error) {
 	// release will write no mark of its node: the read node is to hold on
 	// at its place, and the writer behind must not take that release for
 	// the end of the holds ahead of it.
-	if w := carrying(ctx, rw.writeKey); w != nil && w.Err() == nil && !holds(ctx, rw.readKey) && w.engine().Unmarked() {
+	if wh := carrying(ctx, rw.writeKey); wh != nil && wh.Err() == nil && !holds(ctx, rw.readKey) && wh.engine().Unmarked() {
 		// Downgrade: our read node takes our write node's sequence, so it
 		// sorts with it, ahead of every writer queued since.
-		name := w.engine().Name()
+		write := wh.engine()
+		name := write.Name()
 		spec.Sequence = seqnode.SequenceOf(name, writeLockName)
 		spec.Holds = readHolds(name)
 		spec.WaitAll = writersAhead(name)
-		spec.Token = w.engine().Token()
+		spec.Token = write.Token()
 		// Only while the write node is there: once it is gone (deleted by
 		// hand, before the write hold noticed), its place in the queue is
 		// no longer ours, and a writer queued behind it may hold already.

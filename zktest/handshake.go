@@ -4,27 +4,22 @@ import (
 	"net"
 	"sync"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
-// handshakeDialer dials as go-zookeeper does by default, and closes a
-// connection on which the server has sent nothing within bound. ZooKeeper
+// sockets dials as go-zookeeper does by default, and closes a connection
+// on which the server has sent nothing within bound. ZooKeeper
 // 3.8.0 accepts connections before it has loaded its database and may then
 // never answer the connect request (ZOOKEEPER-5051), and go-zookeeper waits
 // for that answer for ten times its receive timeout, far longer than the
 // session lives: a harness client that redials into a restarting server's
 // startup window would lose its session. Closing the silent connection sends
 // go-zookeeper on to its next attempt, which finds the server ready.
-func handshakeDialer(bound time.Duration) zk.Dialer {
-	return (&sockets{bound: bound}).dial
-}
-
-// sockets dials as handshakeDialer says and keeps the connection it dialed
-// last, so that a test's cleanup can close it (closeLast) once go-zookeeper
-// has had its chance to close the session: go-zookeeper itself waits for
-// the server's answer, for two thirds of the session timeout, which never
-// comes through a Proxy that cut it off.
+//
+// It also keeps the connection it dialed last, so that a test's cleanup
+// can close it (closeLast) once go-zookeeper has had its chance to close
+// the session: go-zookeeper itself waits for the server's answer, for two
+// thirds of the session timeout, which never comes through a Proxy that
+// cut it off.
 type sockets struct {
 	bound time.Duration
 	mu    sync.Mutex

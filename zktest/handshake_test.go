@@ -27,7 +27,7 @@ func TestHandshakeDialerClosesSilentConnection(t *testing.T) {
 			accepted <- c
 		}
 	}()
-	dial := handshakeDialer(50 * time.Millisecond) // what is awaited is the close
+	dial := (&sockets{bound: 50 * time.Millisecond}).dial // what is awaited is the close
 
 	silent, err := dial("tcp", ln.Addr().String(), time.Second)
 	if err != nil {
@@ -47,7 +47,7 @@ func TestHandshakeDialerClosesSilentConnection(t *testing.T) {
 	bound := 50 * time.Millisecond
 	var talking net.Conn
 	for talking == nil {
-		c, err := handshakeDialer(bound)("tcp", ln.Addr().String(), time.Second)
+		c, err := (&sockets{bound: bound}).dial("tcp", ln.Addr().String(), time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

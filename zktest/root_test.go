@@ -9,7 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-func TestOrphansAndDeleteTree(t *testing.T) {
+func TestLeftoversAndDeleteTree(t *testing.T) {
 	t.Parallel()
 	conn := Connect(t, Servers(t))
 	base := TestRoot + "/orphans-" + randomSuffix()
@@ -42,7 +42,7 @@ func TestOrphansAndDeleteTree(t *testing.T) {
 		{Path: base + "/e", EphemeralOwner: conn.SessionID()},
 	}
 	if !slices.Equal(orphans, want) {
-		t.Fatalf("Orphans = %v, want %v", orphans, want)
+		t.Fatalf("Leftovers = %v, want %v", orphans, want)
 	}
 	if s := want[1].String(); !strings.Contains(s, fmt.Sprintf("0x%x", conn.SessionID())) {
 		t.Fatalf("String() = %q lacks the owner", s)

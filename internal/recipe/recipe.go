@@ -1,6 +1,8 @@
-// Package recipe checks what a recipe's constructor is given, for the
-// locks and barriers packages: a session, a path, node options and the
-// recipe's own checks, with the rules and words of package args.
+// Package recipe is what the recipe packages (locks, barriers, election)
+// share beyond the engine: the checks of what a constructor is given (a
+// session, a path, node options and the recipe's own checks, with the rules
+// and words of package args), the listing of a recipe's participants, and
+// the locks package's acquire for the recipes outside it (Acquire).
 package recipe
 
 import (
@@ -80,4 +82,26 @@ func Check(sess *recipes.Session, path string, opts []recipes.NodeOption, checks
 		t.Data = bytes.Clone(data)
 	}
 	return t, nil
+}
+
+// Participants lists dir's nodes of lockNames in queue order, as the
+// recipes report them: each with the kind kindOf gives its lock name,
+// whether it holds by rule and the node it waits for, its paths outside
+// the session's chroot, and Revoked if its data asks its holder to let go.
+func Participants(ctx context.Context, sess *recipes.Session, dir string, rule seqnode.Rule, kindOf func(lockName string) recipes.Kind, lockNames ...string) ([]recipes.Participant, error) {
+	ps, err := seqnode.Participants(ctx, sess, dir, rule, lockNames...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]recipes.Participant, len(ps))
+	for i, p := range ps {
+		out[i] = recipes.Participant{
+			Path: zpath.Outside(sess.Chroot(), p.Path), Kind: kindOf(p.Prefix), Data: p.Data, Created: p.Created,
+			Token: p.Token, Session: p.Session, Holds: p.Holds, Revoked: bytes.Equal(p.Data, seqnode.RevokeData),
+		}
+		if p.Waits != "" {
+			out[i].Waits = zpath.Outside(sess.Chroot(), p.Waits)
+		}
+	}
+	return out, nil
 }

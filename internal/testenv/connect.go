@@ -97,7 +97,7 @@ func (l *EventLog) WaitStateT(t testing.TB, state zk.State, timeout time.Duratio
 	t.Helper()
 	ev, err := l.WaitState(state, timeout)
 	if err != nil {
-		t.Fatalf("zktest: %v", err)
+		t.Fatalf("testenv: %v", err)
 	}
 	return ev
 }

@@ -50,7 +50,7 @@ type Proxy struct {
 func NewProxy(target string) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("zktest: proxy listen: %w", err)
+		return nil, fmt.Errorf("testenv: proxy listen: %w", err)
 	}
 	p := &Proxy{target: target, ln: ln, conns: map[*proxyConn]struct{}{}}
 	p.wg.Add(1)

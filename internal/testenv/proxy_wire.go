@@ -54,7 +54,7 @@ func readFrame(r io.Reader) ([]byte, error) {
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
 	if n > maxFrame {
-		return nil, fmt.Errorf("zktest: proxy: packet length %d too large", n)
+		return nil, fmt.Errorf("testenv: proxy: packet length %d too large", n)
 	}
 	frame := make([]byte, 4+int(n))
 	copy(frame, hdr[:])

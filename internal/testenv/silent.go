@@ -37,7 +37,7 @@ type Silent struct {
 func NewSilent(config *tls.Config) (*Silent, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("zktest: silent listen: %w", err)
+		return nil, fmt.Errorf("testenv: silent listen: %w", err)
 	}
 	s := &Silent{ln: ln, tls: config, conns: map[net.Conn]struct{}{}, changed: make(chan struct{})}
 	s.wg.Go(s.acceptLoop)
@@ -97,7 +97,7 @@ func (s *Silent) Wait(ctx context.Context, done func(accepted, hungUp int) bool)
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return fmt.Errorf("zktest: silent listener: %w", context.Cause(ctx))
+			return fmt.Errorf("testenv: silent listener: %w", context.Cause(ctx))
 		}
 	}
 }
