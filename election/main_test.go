@@ -9,11 +9,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/testenv"
 	"github.com/zkrecipes/recipes/zktest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(zktest.WithServer(m))
+	goleak.VerifyTestMain(testenv.ForExamples(m))
 }
 
 func bg() context.Context { return context.Background() }
