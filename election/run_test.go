@@ -19,12 +19,13 @@ import (
 // sessionLog is a Runner's Connect that keeps the sessions it makes.
 type sessionLog struct {
 	servers []string
+	opts    []recipes.Option
 	mu      sync.Mutex
 	all     []*recipes.Session
 }
 
 func (s *sessionLog) connect(ctx context.Context) (*recipes.Session, error) {
-	sess, err := recipes.Connect(ctx, s.servers)
+	sess, err := recipes.Connect(ctx, s.servers, s.opts...)
 	if err == nil {
 		s.mu.Lock()
 		s.all = append(s.all, sess)
@@ -42,9 +43,17 @@ func (s *sessionLog) made() []*recipes.Session {
 // runner is a Runner of a latch at path with id, that makes its sessions
 // through log.
 func runner(path, id string, log *sessionLog, lead func(context.Context, *locks.Hold) error) election.Runner {
+	return runnerOf("latch", path, id, log, lead)
+}
+
+// runnerOf is runner with a latch or a selector (kind).
+func runnerOf(kind, path, id string, log *sessionLog, lead func(context.Context, *locks.Hold) error) election.Runner {
 	return election.Runner{
 		Connect: log.connect,
 		Candidate: func(sess *recipes.Session) (election.Campaigner, error) {
+			if kind == "selector" {
+				return election.NewSelector(sess, path, id)
+			}
 			return election.NewLatch(sess, path, id)
 		},
 		Lead:       lead,
@@ -64,6 +73,15 @@ func run(ctx context.Context, r election.Runner) <-chan error {
 // nothing behind.
 func TestRunnersTakeTurns(t *testing.T) {
 	t.Parallel()
+	for kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			runnersTakeTurns(t, kind)
+		})
+	}
+}
+
+func runnersTakeTurns(t *testing.T, kind string) {
 	_, root := newRoot(t)
 	path := root + "/election"
 	var active, terms atomic.Int32
@@ -83,7 +101,7 @@ func TestRunnersTakeTurns(t *testing.T) {
 			perRunner[i].Add(1)
 			return nil // resign: the other leads next
 		}
-		done = append(done, run(ctx, runner(path, "r"+string(rune('0'+i)), &sessionLog{servers: zktest.Servers(t)}, lead)))
+		done = append(done, run(ctx, runnerOf(kind, path, "r"+string(rune('0'+i)), &sessionLog{servers: zktest.Servers(t)}, lead)))
 	}
 	deadline := time.Now().Add(time.Minute)
 	for perRunner[0].Load() < 3 || perRunner[1].Load() < 3 {
@@ -122,6 +140,38 @@ func TestRunnerAfterSessionExpiry(t *testing.T) {
 	assert.Greater(t, second, first, "the second term's token")
 	assert.Len(t, log.made(), 2, "sessions made")
 	assert.ErrorIs(t, log.made()[0].Err(), recipes.ErrSessionExpired)
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+}
+
+// TestRunnerAcrossServerRestart: a runner whose server goes away while it
+// leads is told that its term is over, and once the server is back it
+// leads again, in a new session, with a larger token, after the server
+// has expired the old session that it restored.
+func TestRunnerAcrossServerRestart(t *testing.T) {
+	t.Parallel()
+	srv := zktest.Start(t)
+	admin := zktest.Connect(t, srv.Servers())
+	root := zktest.Root(t, admin)
+	log := &sessionLog{servers: srv.Servers(), opts: []recipes.Option{recipes.WithSessionTimeout(2 * time.Second)}}
+	tokens, ended := make(chan int64, 2), make(chan error, 2)
+	ctx, cancel := context.WithCancel(bg())
+	defer cancel()
+	done := run(ctx, runner(root+"/election", "r", log, func(ctx context.Context, term *locks.Hold) error {
+		tokens <- term.Token()
+		<-ctx.Done() // lead until the term is lost, or Run is stopped
+		ended <- term.Err()
+		return context.Cause(ctx)
+	}))
+	first := <-tokens
+	require.NoError(t, srv.Stop())
+	assert.ErrorIs(t, <-ended, locks.ErrLockLost, "the term outlived the server")
+	require.NoError(t, srv.Restart())
+	second := <-tokens
+	assert.Greater(t, second, first, "the second term's token")
+	made := log.made()
+	require.GreaterOrEqual(t, len(made), 2, "sessions made")
+	assert.Error(t, made[0].Err(), "the first session")
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
 }

@@ -47,7 +47,7 @@ func Root(tb testing.TB, conn *zk.Conn) string {
 	tb.Cleanup(func() {
 		// The super user sees and deletes the nodes of ACL'd recipes too;
 		// the test itself ran without its powers.
-		if err := conn.AddAuth("digest", []byte(SuperCredentials)); err != nil {
+		if err := superUser(conn); err != nil {
 			tb.Errorf("zktest: authenticating as the super user: %v", err)
 		}
 		left, err := Leftovers(conn, root)
@@ -70,6 +70,32 @@ func Root(tb testing.TB, conn *zk.Conn) string {
 		}
 	})
 	return root
+}
+
+// reconnectBound bounds how long Root's check waits for its connection to
+// come back: a test may have restarted or stopped servers.
+const reconnectBound = 3 * SessionTimeout
+
+// superUser authenticates conn as the super user, first waiting for conn
+// to have a session again if the test restarted its server.
+func superUser(conn *zk.Conn) error {
+	deadline := time.Now().Add(reconnectBound)
+	for {
+		var err error
+		if conn.State() == zk.StateHasSession {
+			err = conn.AddAuth("digest", []byte(SuperCredentials))
+			if err == nil || !errors.Is(err, zk.ErrNoServer) && !errors.Is(err, zk.ErrConnectionClosed) {
+				return err
+			}
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = fmt.Errorf("no session after %v (%v)", reconnectBound, conn.State())
+			}
+			return err
+		}
+		time.Sleep(20 * time.Millisecond) // polling the connection's state
+	}
 }
 
 // expireAbandoned expires the sessions that own ephemeral nodes of left and

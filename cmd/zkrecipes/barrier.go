@@ -67,7 +67,7 @@ func barrierCommand(g globals, _ string, args []string, _, stderr io.Writer) err
 		return usagef("barrier: unknown action %q (want set, remove or wait)", action)
 	}
 	fs := newFlagSet("barrier "+action, &g)
-	wf := addWaitFlags(fs)
+	wf := addWaitFlags(fs, "data")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return err
@@ -124,7 +124,7 @@ func doubleBarrierCommand(g globals, _ string, args []string, _, stderr io.Write
 		return err
 	}
 	fs := newFlagSet("double-barrier", &g)
-	wf := addWaitFlags(fs)
+	wf := addWaitFlags(fs, "data")
 	members := fs.Int("members", 0, "")
 	pos, err := parseInterspersed(fs, own)
 	if err != nil {
@@ -164,7 +164,8 @@ func doubleBarrierCommand(g globals, _ string, args []string, _, stderr io.Write
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting at %s", pos[0])}
 	}
 	fmt.Fprintf(status, "zkrecipes: entered %s\n", pos[0])
-	code, _ := runHolding(context.Background(), nil, command, []string{"ZKRECIPES_BARRIER_PATH=" + pos[0]}, w.sess.Timeout(), w.sigs, stderr)
+	c := child{command: command, env: []string{"ZKRECIPES_BARRIER_PATH=" + pos[0]}, sessionTimeout: w.sess.Timeout(), sigs: w.sigs, stderr: stderr, what: "barrier"}
+	code := c.run(context.Background(), nil).code
 
 	lctx, cancel := withTimeout(context.Background(), wf.timeout)
 	defer cancel()

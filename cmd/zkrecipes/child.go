@@ -26,30 +26,45 @@ const revokeGrace = 5 * time.Second
 // can hold the lock.
 func lossGrace(sessionTimeout time.Duration) time.Duration { return sessionTimeout / 20 }
 
-// runHolding runs command while held lasts. It passes the signals that
-// arrive on sigs on to the command; if the lock is lost (then SIGKILL
-// follows SIGTERM after lossGrace), or revoked is closed (a revocation
-// request the user asked to honour), it terminates the command. It returns
-// the command's exit status and whether the lock was lost.
+// A child is the command that runs while a recipe is held.
+type child struct {
+	command, env   []string
+	sessionTimeout time.Duration    // the session's: the loss grace is a twentieth of it
+	sigs           <-chan os.Signal // signals to pass on to the command
+	stderr         io.Writer
+	what           string // what is held, for messages: "lock", "leadership"
+}
+
+// An ended says how a child ended.
+type ended struct {
+	code      int  // its exit status
+	lost      bool // what was held was lost while it ran
+	signalled bool // a signal was passed on to it
+}
+
+// run runs the command while held lasts. It passes the signals that arrive
+// on sigs on to the command; if what is held is lost (then SIGKILL follows
+// SIGTERM after lossGrace), or revoked is closed (a revocation request the
+// user asked to honour), it terminates the command.
 //
 // The command runs in a process group of its own, which every signal goes
 // to, unless stdin is a terminal (childAttr); and it is killed if zkrecipes
 // itself dies.
-func runHolding(held context.Context, revoked <-chan struct{}, command, env []string, sessionTimeout time.Duration, sigs <-chan os.Signal, stderr io.Writer) (code int, lost bool) {
-	cmd := exec.Command(command[0], command[1:]...)
+func (c child) run(held context.Context, revoked <-chan struct{}) ended {
+	cmd := exec.Command(c.command[0], c.command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// The command gets zkrecipes' environment, but not its credentials.
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "ZKRECIPES_AUTH=")
-	}), env...)
+	}), c.env...)
 	attr, group := childAttr()
 	cmd.SysProcAttr = attr
 	// Pdeathsig follows the thread that started the command.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "zkrecipes: %v\n", err)
-		return 127, false
+		fmt.Fprintf(c.stderr, "zkrecipes: %v\n", err)
+		return ended{code: 127}
 	}
 	signal := func(s os.Signal) {
 		if sig, ok := s.(syscall.Signal); ok && group {
@@ -61,6 +76,7 @@ func runHolding(held context.Context, revoked <-chan struct{}, command, env []st
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
+	var e ended
 	heldDone := held.Done()
 	var kill <-chan time.Time
 	for {
@@ -71,21 +87,23 @@ func runHolding(held context.Context, revoked <-chan struct{}, command, env []st
 				// its group is left goes now, not only after the grace.
 				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			}
-			return exitStatus(err), lost
-		case s := <-sigs:
+			e.code = exitStatus(err)
+			return e
+		case s := <-c.sigs:
+			e.signalled = true
 			signal(s)
 		case <-heldDone:
 			heldDone = nil
 			if !errors.Is(context.Cause(held), locks.ErrLockLost) {
 				continue
 			}
-			lost = true
-			fmt.Fprintf(stderr, "zkrecipes: lock lost (%v); stopping the command\n", context.Cause(held))
+			e.lost = true
+			fmt.Fprintf(c.stderr, "zkrecipes: %s lost (%v); stopping the command\n", c.what, context.Cause(held))
 			signal(syscall.SIGTERM)
-			kill = time.After(lossGrace(sessionTimeout))
+			kill = time.After(lossGrace(c.sessionTimeout))
 		case <-revoked:
 			revoked = nil
-			fmt.Fprintln(stderr, "zkrecipes: asked to release the lock; stopping the command")
+			fmt.Fprintf(c.stderr, "zkrecipes: asked to release the %s; stopping the command\n", c.what)
 			signal(syscall.SIGTERM)
 			if kill == nil {
 				kill = time.After(revokeGrace)

@@ -241,7 +241,7 @@ func splitCommand(name string, args []string) (own, command []string, err error)
 }
 
 // waitFlags are the flags of a command that waits: --timeout D, -n,
-// --data S and -q (see waitFlagsUsage).
+// --data S (elect's --id ID) and -q (see waitFlagsUsage).
 type waitFlags struct {
 	timeout    time.Duration
 	timeoutSet bool
@@ -250,14 +250,15 @@ type waitFlags struct {
 	quiet      bool
 }
 
-func addWaitFlags(fs *flag.FlagSet) *waitFlags {
+// addWaitFlags adds them to fs, the node's data as dataFlag.
+func addWaitFlags(fs *flag.FlagSet, dataFlag string) *waitFlags {
 	w := &waitFlags{}
 	fs.Func("timeout", "", func(s string) error {
 		w.timeoutSet = true
 		return durationValue{&w.timeout, true}.Set(s)
 	})
 	fs.BoolVar(&w.once, "n", false, "")
-	fs.StringVar(&w.data, "data", "", "")
+	fs.StringVar(&w.data, dataFlag, "", "")
 	fs.BoolVar(&w.quiet, "q", false, "")
 	return w
 }

@@ -17,7 +17,7 @@ import (
 func TestEachCommandHasItsOwnHelp(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"lock", "rlock", "wlock", "semaphore", "semaphore-mutex", "multilock",
-		"double-barrier", "barrier", "revoke", "inspect", "demo"} {
+		"double-barrier", "elect", "barrier", "revoke", "inspect", "leader", "demo"} {
 		code, help, stderr := zkrecipes(t, name, "--help")
 		require.Equal(t, 0, code, "%s --help: %s", name, stderr)
 		assert.True(t, strings.HasPrefix(help, "usage: zkrecipes "+name+" "), "%s --help: %s", name, help)
@@ -27,7 +27,11 @@ func TestEachCommandHasItsOwnHelp(t *testing.T) {
 		for line := range strings.Lines(help) {
 			assert.LessOrEqual(t, len(strings.TrimRight(line, "\n")), 80, "%s --help: a line wider than 80 columns: %q", name, line)
 		}
-		if name != "barrier" && name != "revoke" && name != "inspect" && name != "demo" {
+		switch name {
+		case "barrier", "revoke", "inspect", "leader", "demo":
+		case "elect":
+			assert.Contains(t, help, "79  leadership lost while CMD ran", "%s --help", name)
+		default:
 			assert.Contains(t, help, "79  lock lost while CMD ran", "%s --help", name)
 		}
 		assert.NotContains(t, help, "1   revoke: nothing to revoke", "%s --help: another command's exit status", name)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
+	"github.com/zkrecipes/recipes/election"
 	"github.com/zkrecipes/recipes/locks"
 )
 
@@ -34,8 +35,9 @@ var inspectCmd = command{
 const inspectUsage = `usage: zkrecipes inspect PATH [-r] [--json]
 
 Show what is at PATH: each recipe that uses it (mutex, rwlock, semaphore,
-barrier, double-barrier), its holders and its waiters in queue order, who
-each waiter waits for, and how long each node has been there. A path that
+barrier, double-barrier, leader-latch), its holders (a latch's leader) and
+its waiters in queue order, who each waiter waits for, and how long each
+node has been there. A LeaderSelector's election is a mutex. A path that
 several recipes use at once is "mixed": they do not exclude each other.
 
   -r       recursive: show each recipe at PATH and below it, in path order
@@ -45,7 +47,7 @@ several recipes use at once is "mixed": they do not exclude each other.
            "mixed", "none" for a path no recipe uses, or "missing"), parts
            (of a mixed path), holder, holders, waiters, members, open,
            max_leases, data; each node has node, kind (mutex, read, write,
-           lease, member), data, holds, waits_for, age_seconds (to the
+           lease, member, latch), data, holds, waits_for, age_seconds (to the
            millisecond), fencing_token, session, revoke_requested and
            waits_for_own_session.
            With -r: an object with path, recipes (a list of those objects)
@@ -58,7 +60,7 @@ with type "missing"), 64 bad usage, 69 ZooKeeper unavailable.
 // inspected is one node of a recipe as inspect prints it.
 type inspected struct {
 	Node     string  `json:"node"`
-	Kind     string  `json:"kind"` // mutex, read, write, lease, member
+	Kind     string  `json:"kind"` // mutex, read, write, lease, member, latch
 	Data     string  `json:"data"`
 	Holds    bool    `json:"holds"`
 	WaitsFor string  `json:"waits_for,omitempty"` // the node it waits for, if one
@@ -77,7 +79,7 @@ type inspected struct {
 // inspection is what inspect finds at a path.
 type inspection struct {
 	Path      string       `json:"path"`
-	Type      string       `json:"type"`              // mutex, rwlock, semaphore, barrier, double-barrier, mixed, none or missing
+	Type      string       `json:"type"`              // mutex, rwlock, semaphore, barrier, double-barrier, leader-latch, mixed, none or missing
 	Parts     []inspection `json:"parts,omitempty"`   // of a mixed path: each recipe found there
 	Members   []inspected  `json:"members,omitempty"` // of a double barrier
 	Open      bool         `json:"open,omitempty"`    // a double barrier's ready node exists
@@ -169,11 +171,15 @@ func printInspection(w io.Writer, in inspection) {
 	if in.MaxLeases > 0 {
 		what = fmt.Sprintf("%s, %s", in.Type, plural(in.MaxLeases, "lease"))
 	}
+	held := "held by"
+	if in.Type == leaderLatch {
+		held = "led by"
+	}
 	if in.Holder == nil {
 		fmt.Fprintf(w, "%s: %s, free\n", in.Path, what)
 	} else {
-		fmt.Fprintf(w, "%s: %s, held by %s for %s (fencing token %d)\n",
-			in.Path, what, dataLabel([]byte(in.Holder.Data), in.Holder.Revoked), in.Holder.age, in.Holder.Token)
+		fmt.Fprintf(w, "%s: %s, %s %s for %s (fencing token %d)\n",
+			in.Path, what, held, dataLabel([]byte(in.Holder.Data), in.Holder.Revoked), in.Holder.age, in.Holder.Token)
 	}
 	for _, h := range in.Holders {
 		fmt.Fprintf(w, "  holder   %-5s %s, for %s  %s\n", h.Kind, dataLabel([]byte(h.Data), h.Revoked), h.age, h.Node)
@@ -212,25 +218,27 @@ func describe(ctx context.Context, sess *recipes.Session, p string) (inspection,
 	if err != nil {
 		return in, err
 	}
+	latch, err := election.NewLatch(sess, p, "")
+	if err != nil {
+		return in, err
+	}
+	voters, err := latch.Participants(ctx)
+	if errors.Is(err, zk.ErrNoNode) {
+		in.Type = "missing"
+		return in, nil
+	}
+	if err != nil {
+		return in, err
+	}
 	now := time.Now()
 	var parts []inspection
 	for _, u := range lockUses {
-		part := newInspection(p, u.Recipe)
+		part := queued(p, u.Recipe, u.Participants, now)
 		part.MaxLeases = u.MaxLeases
-		owners := make(map[string]int64, len(u.Participants))
-		for _, q := range u.Participants {
-			owners[q.Path] = q.Session
-		}
-		for _, q := range u.Participants {
-			n := node(q, now)
-			n.OwnSession = q.Waits != "" && q.Session != 0 && owners[q.Waits] == q.Session
-			if q.Holds {
-				part.Holders = append(part.Holders, n)
-			} else {
-				part.Waiters = append(part.Waiters, n)
-			}
-		}
 		parts = append(parts, part)
+	}
+	if len(voters) > 0 {
+		parts = append(parts, queued(p, leaderLatch, voters, now))
 	}
 	for _, u := range barrierUses {
 		part := newInspection(p, u.Recipe)
@@ -260,6 +268,30 @@ func describe(ctx context.Context, sess *recipes.Session, p string) (inspection,
 		in.Holder = &in.Holders[0]
 	}
 	return in, nil
+}
+
+// leaderLatch is inspect's type of an election.Latch's (Curator
+// LeaderLatch's) path.
+const leaderLatch = "leader-latch"
+
+// queued is the inspection of a recipe whose participants queue: its
+// holders and its waiters.
+func queued(p, typ string, ps []recipes.Participant, now time.Time) inspection {
+	in := newInspection(p, typ)
+	owners := make(map[string]int64, len(ps))
+	for _, q := range ps {
+		owners[q.Path] = q.Session
+	}
+	for _, q := range ps {
+		n := node(q, now)
+		n.OwnSession = q.Waits != "" && q.Session != 0 && owners[q.Waits] == q.Session
+		if q.Holds {
+			in.Holders = append(in.Holders, n)
+		} else {
+			in.Waiters = append(in.Waiters, n)
+		}
+	}
+	return in
 }
 
 func newInspection(p, typ string) inspection {

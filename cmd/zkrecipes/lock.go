@@ -72,7 +72,7 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 		return err
 	}
 	fs := newFlagSet(name, &g)
-	wf := addWaitFlags(fs)
+	wf := addWaitFlags(fs, "data")
 	// Only the locks Curator makes revocable take --revocable; elsewhere it
 	// would be accepted and do nothing.
 	revocable := new(bool)
@@ -129,20 +129,55 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 	if wf.data != "" {
 		opts = append(opts, recipes.WithData([]byte(wf.data)))
 	}
+	return holding{
+		name: name, wf: wf, once: once, command: command, what: "lock", acquired: "acquired",
+		build: func(sess *recipes.Session) (lockOps, error) {
+			ops, err := buildOps(name, sess, paths, semaphoreSize{leases, countPath}, opts)
+			ops.revocable = ops.revocable && *revocable
+			return ops, err
+		},
+		env: func(ops lockOps, h *locks.Hold) []string {
+			return []string{
+				"ZKRECIPES_LOCK_PATH=" + ops.path,
+				"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(h.Token(), 10),
+				"ZKRECIPES_FENCING_TOKENS=" + fencingTokens(h),
+			}
+		},
+	}.run(g, stderr)
+}
 
-	g.boundConnect(wf.timeout, once)
+// holding is a run-while-holding command whose command line is checked:
+// it connects, waits for the recipe, runs the command while it holds it,
+// and releases it.
+type holding struct {
+	name     string
+	wf       *waitFlags
+	once     bool     // try once (-n, --timeout 0)
+	command  []string // the command to run
+	what     string   // what is held, for messages: "lock", "leadership"
+	acquired string   // the status line's verb once held
+	// build makes the recipe in the session; its ops are revocable only
+	// if the user asked for that (--revocable).
+	build func(sess *recipes.Session) (lockOps, error)
+	// env is the command's environment, besides zkrecipes' own.
+	env func(ops lockOps, h *locks.Hold) []string
+}
+
+func (c holding) run(g globals, stderr io.Writer) error {
+	wf := c.wf
+	g.boundConnect(wf.timeout, c.once)
 	ctx, w, err := startWaiting(g)
 	if err != nil {
 		return err
 	}
 	defer w.close()
 	sess, sigs, stop := w.sess, w.sigs, w.stop
-	ops, err := buildOps(name, sess, paths, semaphoreSize{leases, countPath}, opts)
+	ops, err := c.build(sess)
 	if err != nil {
-		return usagef("%s: %v", name, err)
+		return usagef("%s: %v", c.name, err)
 	}
 	var h *locks.Hold
-	if once {
+	if c.once {
 		h, err = tryAcquire(ctx, ops)
 	} else {
 		h, err = acquire(ctx, ops, wf.timeout, wf.status(stderr))
@@ -154,26 +189,21 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 		_ = h.Release(context.Background())
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", ops.path)}
 	}
-	token := h.Token()
-	fmt.Fprintf(wf.status(stderr), "zkrecipes: acquired %s (fencing token %d)\n", ops.path, token)
-	env := []string{
-		"ZKRECIPES_LOCK_PATH=" + ops.path,
-		"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(token, 10),
-		"ZKRECIPES_FENCING_TOKENS=" + fencingTokens(h),
-	}
+	fmt.Fprintf(wf.status(stderr), "zkrecipes: %s %s (fencing token %d)\n", c.acquired, ops.path, h.Token())
 	var revoked <-chan struct{}
-	if *revocable && ops.revocable {
+	if ops.revocable {
 		revoked = h.Revoked()
 	}
-	code, lost := runHolding(h.Context(), revoked, command, env, sess.Timeout(), sigs, stderr)
+	run := child{command: c.command, env: c.env(ops, h), sessionTimeout: sess.Timeout(), sigs: sigs, stderr: stderr, what: c.what}
+	e := run.run(h.Context(), revoked)
 	unlockErr := h.Release(context.Background())
 	switch {
-	case lost:
+	case e.lost:
 		return exitError{exitLost, fmt.Errorf("lost %s while the command ran: %v", ops.path, h.Err())}
 	case unlockErr != nil:
-		fmt.Fprintf(stderr, "zkrecipes: unlock %s: %v\n", ops.path, unlockErr)
+		fmt.Fprintf(stderr, "zkrecipes: release %s: %v\n", ops.path, unlockErr)
 	}
-	return exitError{code: code}
+	return exitError{code: e.code}
 }
 
 // tryAcquire takes the lock if it is free now (-n).

@@ -1,5 +1,6 @@
 // Command zkrecipes runs commands while holding ZooKeeper locks, like
-// flock(1) for a cluster, and shows who holds them.
+// flock(1) for a cluster, or while leading an election, and shows who holds
+// them and who leads.
 //
 // Usage:
 //
@@ -10,9 +11,11 @@
 //	zkrecipes semaphore PATH --leases N [...] -- CMD [ARG...]
 //	zkrecipes multilock PATH,PATH... [...] -- CMD [ARG...]
 //	zkrecipes double-barrier PATH --members N [...] -- CMD [ARG...]
+//	zkrecipes elect PATH [--id ID] [--selector] [--requeue] [...] -- CMD [ARG...]
 //	zkrecipes barrier set|remove|wait PATH [--timeout D | -n] [-q]
 //	zkrecipes revoke PATH [NODE]
 //	zkrecipes inspect PATH [-r] [--json]
+//	zkrecipes leader PATH [--watch] [--json] [-q]
 //	zkrecipes demo [--workers N] [--transfers N]
 //
 // `zkrecipes COMMAND --help` shows a command's flags and exit statuses;
@@ -31,7 +34,7 @@ import (
 
 // Exit codes of zkrecipes itself; any other status is the command's own.
 const (
-	exitNothing     = 1   // revoke: nothing to revoke; inspect: no such path
+	exitNothing     = 1   // revoke: nothing to revoke; inspect: no such path; leader: nobody campaigns
 	exitUsage       = 64  // bad command line (sysexits EX_USAGE), and only that
 	exitConflict    = 65  // the path is another recipe's, or a semaphore's with other --leases (EX_DATAERR)
 	exitUnavailable = 69  // ZooKeeper unreachable or failing (EX_UNAVAILABLE)
@@ -55,7 +58,7 @@ type command struct {
 var commands []command
 
 func init() {
-	commands = slices.Concat(holdCommands(), barrierCommands(), []command{revokeCmd, inspectCmd}, demoCommands())
+	commands = slices.Concat(holdCommands(), []command{electCmd}, barrierCommands(), []command{revokeCmd, inspectCmd, leaderCmd}, demoCommands())
 }
 
 func lookup(name string) (command, bool) {
@@ -90,6 +93,8 @@ token; a multilock's largest) and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN for
 each lock held, comma-separated). If the lock is lost, CMD gets SIGTERM,
 SIGKILL a twentieth of the session timeout later, and zkrecipes exits 79;
 unless stdin is a terminal, the signals go to CMD's whole process group.
+Under elect, CMD has ZKRECIPES_ELECTION_PATH, ZKRECIPES_LEADER_ID and
+ZKRECIPES_FENCING_TOKEN instead, and exit status 79 is leadership lost.
 ` + exitUsageText)
 	return b.String()
 }
@@ -157,7 +162,8 @@ const dataUsage = `  --data S      the data of this process's node, which inspec
 const (
 	exitUsageText = `
 Exit status: CMD's own status (128+N if killed by signal N), or
-  1   revoke: nothing to revoke; inspect: PATH does not exist
+  1   revoke: nothing to revoke; inspect: PATH does not exist; leader:
+      nobody campaigns
 ` + exitRows + exitCmdRows
 	commandExitUsage = `
 Exit status: CMD's own status (128+N if killed by signal N), or

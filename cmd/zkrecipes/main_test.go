@@ -164,21 +164,26 @@ func TestLockTimeoutExits75AndLeavesNoNode(t *testing.T) {
 	assert.Len(t, lockNodes(t, admin, path), 1, "the timed-out waiter left its node")
 }
 
+// TestLockLostStopsCommandAndExits79: a lock or a leadership lost (its node
+// deleted) stops the command, and zkrecipes exits 79.
 func TestLockLostStopsCommandAndExits79(t *testing.T) {
 	admin := zktest.Connect(t, zktest.Servers(t))
-	path := zktest.Root(t, admin) + "/lock"
-	holder := command(t, "lock", path, "--", "sleep", "30")
-	var stderr bytes.Buffer
-	holder.Stderr = &stderr
-	require.NoError(t, holder.Start())
-	waitNodes(t, admin, path, 1)
-	require.NoError(t, admin.Delete(path+"/"+lockNodes(t, admin, path)[0], -1))
+	root := zktest.Root(t, admin)
+	for name, told := range map[string]string{"lock": "lock lost", "elect": "leadership lost"} {
+		path := root + "/" + name
+		holder := command(t, name, path, "--", "sleep", "30")
+		var stderr bytes.Buffer
+		holder.Stderr = &stderr
+		require.NoError(t, holder.Start())
+		waitNodes(t, admin, path, 1)
+		require.NoError(t, admin.Delete(path+"/"+lockNodes(t, admin, path)[0], -1))
 
-	err := holder.Wait()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee)
-	assert.Equal(t, 79, ee.ExitCode(), stderr.String())
-	assert.Contains(t, stderr.String(), "lock lost")
+		err := holder.Wait()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, 79, ee.ExitCode(), "%s: %s", name, stderr.String())
+		assert.Contains(t, stderr.String(), told)
+	}
 }
 
 func TestInspectJSON(t *testing.T) {

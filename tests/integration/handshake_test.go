@@ -85,7 +85,7 @@ func TestStandaloneRestartWithASilentStartup(t *testing.T) {
 	// Long enough to ride out a JVM restart on a loaded machine.
 	const timeout = 40 * time.Second
 	long := recipes.WithSessionTimeout(timeout)
-	var eagerLog syncBuffer
+	var eagerLog testenv.Buffer
 	// go-zookeeper pauses a second each time round its list: with the
 	// server listed five times, it redials without a pause most of the time.
 	eager := connectTo(t, slices.Repeat(srv.Servers(), 5), long, recipes.WithDialer(redial),

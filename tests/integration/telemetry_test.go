@@ -1,10 +1,8 @@
 package integration_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,24 +18,6 @@ import (
 	"github.com/zkrecipes/recipes/zktest"
 )
 
-// syncBuffer is a bytes.Buffer for a logger that several goroutines use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestTelemetry: after a scripted sequence (a free lock, a contended one, a
 // try that finds it busy, a wait cut short, a revocation, a loss when the
 // client-side deadline passes and one when the server expires the session) the metrics read through an in-memory OpenTelemetry reader
@@ -49,7 +29,7 @@ func TestTelemetry(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	var log syncBuffer
+	var log testenv.Buffer
 	logger := slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	observed := []recipes.Option{recipes.WithMeterProvider(mp), recipes.WithSlog(logger)}
 
