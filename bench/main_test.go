@@ -34,8 +34,12 @@ import (
 
 // TestMain starts the shared ZooKeeper server (unless ZK_SERVERS is set),
 // warms it up when benchmarks are to run, stops it afterwards, and checks
-// that no goroutine outlives the benchmarks.
+// that no goroutine outlives the benchmarks. Run with leaderEnv set, the
+// binary is instead the leader that BenchmarkFailover kills.
 func TestMain(m *testing.M) {
+	if path := os.Getenv(leaderEnv); path != "" {
+		os.Exit(runFailoverLeader(path)) // BenchmarkFailover's child
+	}
 	flag.Parse()
 	d, err := delayFromEnv()
 	if err != nil {

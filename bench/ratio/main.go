@@ -43,7 +43,15 @@ const (
 	queueSmall     = queuePrefix + "100"
 	queueLarge     = queuePrefix + "10000"
 	queueSessions  = "BenchmarkQueue/sessions=200"
+	failoverName   = "BenchmarkFailover"
+	handoffLatch   = "BenchmarkHandoff/latch"
+	handoffCurLat  = "BenchmarkHandoff/curator-latch"
+	handoffSel     = "BenchmarkHandoff/selector"
+	handoffCurSel  = "BenchmarkHandoff/curator-selector"
 )
+
+// failoverSides are the prefixes of BenchmarkFailover's units, ours first.
+var failoverSides = []string{"latch", "curator"}
 
 // queueSizes are the waiters=N benchmarks held to the memory target.
 var queueSizes = []string{queueSmall, queuePrefix + "1000", queueLarge}
@@ -71,7 +79,8 @@ const (
 
 // units are the table's columns, in order; a section shows those it has.
 var units = []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "rtts/op", "rtts/read", "queued/read",
-	"rtts/write", "rtts/lease", "watches/op", "last-in-ms", "last-reqs", "last-rtts", "B/waiter", "queue-ms"}
+	"rtts/write", "rtts/lease", "watches/op", "last-in-ms", "last-reqs", "last-rtts", "B/waiter", "queue-ms",
+	"p50-ms", "p90-ms"}
 
 // rttUnits are the units that count round trips per operation.
 var rttUnits = []string{"rtts/op", "rtts/read", "rtts/write", "rtts/lease", "last-rtts"}
@@ -341,6 +350,14 @@ func (r *results) printRatios(w io.Writer) {
 	if r.has(queueSessions) {
 		r.check(w, "drain 200 sessions/8 contenders handoffs/s", queueSessions, contMutexName, "handoffs/s", atLeast, minDrainRatio)
 	}
+
+	// Elections: no targets. Ours ÷ Curator's, of times: below 1, ours is
+	// quicker.
+	r.printFailover(w)
+	r.note(w, "hand-off latch/Curator ns/op (ours ÷ theirs)", handoffLatch, handoffCurLat, "ns/op")
+	r.note(w, "hand-off latch/Curator p50 (ours ÷ theirs)", handoffLatch, handoffCurLat, "p50-ms")
+	r.note(w, "hand-off selector/Curator ns/op (ours ÷ theirs)", handoffSel, handoffCurSel, "ns/op")
+	r.note(w, "hand-off selector/Curator p50 (ours ÷ theirs)", handoffSel, handoffCurSel, "p50-ms")
 
 	// Round trips per operation of every benchmark that counts them.
 	fmt.Fprintln(w)

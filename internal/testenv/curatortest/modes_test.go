@@ -1,8 +1,10 @@
 package curatortest
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -196,5 +198,49 @@ func TestBench(t *testing.T) {
 			t.Errorf("%s printed %q (%v)", args[0], out, err)
 		}
 		t.Logf("%s: %s", args[0], strings.TrimSpace(out))
+	}
+}
+
+func TestBenchElection(t *testing.T) {
+	e := newModeEnv(t)
+	runs := [][]string{
+		{"bench-latch-handoff", e.servers, e.root + "/latch", "3"},
+		{"bench-selector-handoff", e.servers, e.root + "/selector", "3"},
+	}
+	for i, out := range e.runAll(t, runs...) {
+		ns, ok := strings.CutPrefix(strings.TrimSpace(out), "ns=")
+		if !ok || len(strings.Split(ns, ",")) != 3 {
+			t.Errorf("%s printed %q, want three times", runs[i][0], out)
+		}
+		t.Logf("%s: %s", runs[i][0], strings.TrimSpace(out))
+	}
+
+	// bench-latch-follow leads once per line read, resigning after each
+	// term: else its second campaign would wait behind its first.
+	path := e.root + "/follow"
+	cmd := e.peer.Command(e.ctx, "bench-latch-follow", e.servers, path, ClientID(1))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	for range 2 {
+		if _, err := io.WriteString(in, "campaign\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() || lines.Text() != "leader" {
+			t.Fatalf("bench-latch-follow printed %q (%v), want \"leader\"", lines.Text(), lines.Err())
+		}
+	}
+	_ = in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("bench-latch-follow: %v", err)
 	}
 }

@@ -13,9 +13,15 @@
 //	barrier-wait SERVERS PATH TIMEOUT_MS        (prints "passed", or exits 3)
 //	double-barrier SERVERS PATH MEMBERS LOG CLIENT
 //	revoke SERVERS NODEPATH                     (Revoker.attemptRevoke)
+//	latch|selector SERVERS PATH ITER HOLD_MS LOG CLIENT
+//	leader SERVERS PATH latch|selector          (prints "leader ID", or "none")
 //	bench-mutex SERVERS PATH CLIENTS SECONDS
 //	bench-rw SERVERS PATH CLIENTS SECONDS READ_PERCENT
 //	bench-semaphore SERVERS PATH MAX CLIENTS SECONDS
+//	bench-double-barrier SERVERS PATH MEMBERS ROUNDS
+//	bench-latch-follow SERVERS PATH ID
+//	bench-latch-handoff SERVERS PATH ROUNDS
+//	bench-selector-handoff SERVERS PATH ROUNDS
 //	version                                     (prints "curator=V zookeeper=V")
 //
 // SERVERS is a comma-separated host:port list (see ServersArg). The lock
@@ -23,9 +29,21 @@
 // eventlog file LOG right after acquiring and "- KIND CLIENT" right before
 // releasing, with HOLD_MS in between; KIND is M (mutex, semaphore-mutex,
 // multilock), R, W or L (semaphore lease). double-barrier logs "+ B" after
-// enter and "- B" before leave. The bench modes run CLIENTS threads, each
-// with its own Curator client and lock, acquiring and releasing for
-// SECONDS, and print "ops=N seconds=S".
+// enter and "- B" before leave; latch and selector lead as CLIENT (the
+// participant's id) and log kind E.
+//
+// bench-mutex, bench-rw and bench-semaphore run CLIENTS threads, each with
+// its own Curator client and lock, acquiring and releasing for SECONDS, and
+// print "ops=N seconds=S"; bench-double-barrier prints its rounds' mean
+// time as "seconds=S". bench-latch-follow campaigns on a LeaderLatch as ID
+// once per line it reads on stdin, prints "leader" as soon as it leads,
+// then resigns, until stdin ends. bench-latch-handoff has two participants
+// take turns to lead a LeaderLatch, each resigning once the other is queued
+// behind it, and prints the time from each resignation until the other
+// leads as "ns=N,N,..." (ROUNDS of them, after 20 not counted);
+// bench-selector-handoff the same with two LeaderSelectors, from the end of
+// one's takeLeadership until the other's is called. The option
+// --session-ms=N, before the mode, sets every client's session timeout.
 //
 // Every mode closes its Curator clients before exiting, also when stopped by
 // SIGTERM (what Command sends when its context ends), so its ephemeral nodes

@@ -1,13 +1,17 @@
+import java.io.BufferedReader;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -115,7 +119,10 @@ public final class CuratorPeer {
                 "  bench-mutex SERVERS PATH CLIENTS SECONDS",
                 "  bench-rw SERVERS PATH CLIENTS SECONDS READ_PERCENT",
                 "  bench-semaphore SERVERS PATH MAX CLIENTS SECONDS",
-                "  bench-double-barrier SERVERS PATH MEMBERS ROUNDS");
+                "  bench-double-barrier SERVERS PATH MEMBERS ROUNDS",
+                "  bench-latch-follow SERVERS PATH ID (campaigns once per line of stdin, prints \"leader\" on leading, then resigns)",
+                "  bench-latch-handoff SERVERS PATH ROUNDS (prints \"ns=N,N,...\", one per resignation)",
+                "  bench-selector-handoff SERVERS PATH ROUNDS (the same with a LeaderSelector)");
     }
 
     /** SCHEME:CREDENTIALS of --auth, or null: see connect. */
@@ -292,6 +299,18 @@ public final class CuratorPeer {
             case "bench-double-barrier":
                 args(a, 5);
                 benchDoubleBarrier(a[1], a[2], num(a[3]), num(a[4]));
+                break;
+            case "bench-latch-follow":
+                args(a, 4);
+                latchFollow(connect(a[1]), a[2], a[3]);
+                break;
+            case "bench-latch-handoff":
+                args(a, 4);
+                latchHandoff(a[1], a[2], num(a[3]));
+                break;
+            case "bench-selector-handoff":
+                args(a, 4);
+                selectorHandoff(a[1], a[2], num(a[3]));
                 break;
             case "bench-mutex":
                 args(a, 5);
@@ -561,6 +580,125 @@ public final class CuratorPeer {
             }
         }
         System.out.printf("seconds=%.6f%n", total / rounds);
+    }
+
+    /**
+     * Campaigns on the LeaderLatch at path once per line read from stdin: prints
+     * "leader" as soon as await returns, then resigns (close). Returns at the
+     * end of stdin. BenchmarkFailover kills the leader ahead of it and times
+     * the kill until that line.
+     */
+    private static void latchFollow(CuratorFramework client, String path, String id) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        while (in.readLine() != null) {
+            LeaderLatch l = new LeaderLatch(client, path, id);
+            l.start();
+            l.await();
+            System.out.println("leader");
+            System.out.flush();
+            l.close();
+        }
+    }
+
+    /** Hand-offs latchHandoff makes before it counts, so that the JIT is warm. */
+    private static final int HANDOFF_WARM_UP_ROUNDS = 20;
+
+    /**
+     * How long latchHandoff waits once the next participant's node is there,
+     * so that it is watching the leader's before the leader resigns: as long
+     * as BenchmarkHandoff waits on our side.
+     */
+    private static final long HANDOFF_SETTLE_MILLIS = 20;
+
+    /**
+     * Two participants on clients of their own take turns to lead the
+     * LeaderLatch at path: while one leads the other campaigns, and once its
+     * node is there (seen by a third client) the leader resigns (close). A
+     * round's time is from the close until the other's await returns. Prints
+     * the counted rounds' times in nanoseconds, after the warm-up rounds.
+     */
+    private static void latchHandoff(String servers, String path, int rounds) throws Exception {
+        CuratorFramework[] clients = {connect(servers), connect(servers)};
+        CuratorFramework observer = connect(servers);
+        LeaderLatch leader = new LeaderLatch(clients[0], path, "0");
+        leader.start();
+        leader.await();
+        long[] took = new long[rounds];
+        for (int r = -HANDOFF_WARM_UP_ROUNDS; r < rounds; r++) {
+            int next = Math.floorMod(r + 1, 2);
+            LeaderLatch follower = new LeaderLatch(clients[next], path, String.valueOf(next));
+            follower.start();
+            while (childCount(observer, path) < 2) {
+                Thread.sleep(1);
+            }
+            Thread.sleep(HANDOFF_SETTLE_MILLIS);
+            long start = System.nanoTime();
+            leader.close();
+            follower.await();
+            long ns = System.nanoTime() - start;
+            if (r >= 0) {
+                took[r] = ns;
+            }
+            leader = follower;
+        }
+        leader.close();
+        printNanos(took);
+    }
+
+    /**
+     * latchHandoff with two LeaderSelectors, which requeue after each term: a
+     * round's time is from the leader's takeLeadership returning until the
+     * other's is called.
+     */
+    private static void selectorHandoff(String servers, String path, int rounds) throws Exception {
+        CuratorFramework observer = connect(servers);
+        // Who took the lead, and when; when the last term ended.
+        BlockingQueue<long[]> led = new LinkedBlockingQueue<>();
+        AtomicLong resigned = new AtomicLong();
+        Semaphore[] resign = {new Semaphore(0), new Semaphore(0)};
+        LeaderSelector[] selectors = new LeaderSelector[2];
+        for (int i = 0; i < 2; i++) {
+            int me = i;
+            selectors[i] = new LeaderSelector(connect(servers), path, new LeaderSelectorListenerAdapter() {
+                @Override
+                public void takeLeadership(CuratorFramework c) throws Exception {
+                    led.add(new long[] {me, System.nanoTime()});
+                    resign[me].acquire();
+                    resigned.set(System.nanoTime());
+                }
+            });
+            selectors[i].setId(String.valueOf(i));
+            selectors[i].autoRequeue();
+        }
+        selectors[0].start();
+        int leader = (int) led.take()[0];
+        selectors[1].start();
+        long[] took = new long[rounds];
+        for (int r = -HANDOFF_WARM_UP_ROUNDS; r < rounds; r++) {
+            while (childCount(observer, path) < 2) {
+                Thread.sleep(1);
+            }
+            Thread.sleep(HANDOFF_SETTLE_MILLIS);
+            resign[leader].release();
+            long[] next = led.take();
+            if (r >= 0) {
+                took[r] = next[1] - resigned.get();
+            }
+            leader = (int) next[0];
+        }
+        for (LeaderSelector s : selectors) {
+            s.close();
+        }
+        printNanos(took);
+    }
+
+    /** Prints "ns=" and the times, comma-separated. */
+    private static void printNanos(long[] took) {
+        StringBuilder out = new StringBuilder("ns=");
+        for (int r = 0; r < took.length; r++) {
+            out.append(r > 0 ? "," : "").append(took[r]);
+        }
+        System.out.println(out);
     }
 
     // childCount counts path's children: none while it does not exist yet
