@@ -15,6 +15,7 @@ const (
 	RuleFencing   = "fencing"           // a superseded or ended holder's write was accepted
 	RuleLiveness  = "liveness"          // a worker hung, got stuck, or vanished
 	RuleTimeline  = "timeline"          // the timeline contradicts itself
+	RuleTakeover  = "takeover"          // no new leader within T + TakeoverBound of a fault on the leader
 )
 
 // Violation is one broken promise, shown at the event with sequence Seq.
@@ -58,6 +59,7 @@ type Report struct {
 	Violations []Violation
 	Margins    []Margin
 	Frozen     []Frozen
+	Takeovers  []Takeover
 }
 
 // Broken returns the violations of the given rules (all if none given).
@@ -143,6 +145,7 @@ func Check(events []Event) *Report {
 	holds := collect(r, events)
 	sweep(r, events, holds)
 	checkFencing(r, events, holds)
+	checkTakeovers(r, events, holds)
 	checkLiveness(r, events, holds)
 	attribute(r, events, holds)
 	return r

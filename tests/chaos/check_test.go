@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"cmp"
+	"slices"
 	"testing"
 	"time"
 
@@ -251,4 +253,100 @@ func TestCheckMargins(t *testing.T) {
 		assert.Empty(t, r.Margins, "a stopped holder is not measured")
 		assert.Equal(t, []Frozen{{Hold: "a", Pid: 10, Superseded: true, End: EvLoss, AfterCont: 10 * time.Millisecond, Rejected: 1}}, r.Frozen)
 	})
+}
+
+func session(t, pid int, timeout time.Duration) Event {
+	return Event{Time: ms(t), Pid: pid, Type: EvSession, Note: "0x1", Timeout: timeout}
+}
+
+func TestCheckTakeover(t *testing.T) {
+	const p, T = "/leader", 2 * time.Second
+	limit := int((T + TakeoverBound) / time.Millisecond)
+	sessions := []Event{start(0, 10), start(0, 11), start(0, 12), session(1, 10, T), session(1, 11, T), session(1, 12, T)}
+	tests := []struct {
+		name   string
+		events []Event
+		want   []string   // broken rules, in order
+		takes  []Takeover // what was measured; Fault is left out, Limit is T + TakeoverBound unless set
+	}{{
+		name: "leader killed, the next takes over after T",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvKill, 10),
+			enter(2250, 11, "b", RecipeLatch, p, 7), exit(3000, 11, "b"), end(3001, 11), end(3002, 12))...),
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvKill, Next: "b", After: 2150 * time.Millisecond}},
+	}, {
+		name: "negative control: the next leader comes too late",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvKill, 10),
+			enter(100+limit+1, 11, "b", RecipeLatch, p, 7), exit(6000, 11, "b"), end(6001, 11), end(6002, 12))...),
+		want:  []string{RuleTakeover},
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvKill, Next: "b", After: time.Duration(limit+1) * time.Millisecond}},
+	}, {
+		name: "negative control: no new leader at all",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvPartition, 10),
+			loss(1800, 10, "a"), end(100+limit+1, 11), end(100+limit+2, 12), end(100+limit+3, 10))...),
+		want:  []string{RuleTakeover},
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvPartition}},
+	}, {
+		name: "the run ends before the limit: not judged",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvPartition, 10),
+			loss(1800, 10, "a"), end(1900, 11), end(1901, 12), end(1902, 10))...),
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvPartition}},
+	}, {
+		name: "the leader kept its term through a server kill and resigned",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvSrvKill, 2),
+			exit(900, 10, "a"), enter(920, 11, "b", RecipeLatch, p, 7), exit(1500, 11, "b"),
+			end(1600, 10), end(1601, 11), end(1602, 12))...),
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvSrvKill, Kept: true, Next: "b", After: 20 * time.Millisecond}},
+	}, {
+		name: "a term lost after a server kill is measured from the kill",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvSrvKill, 2),
+			loss(3000, 10, "a"), enter(3900, 12, "c", RecipeLatch, p, 7), exit(4500, 12, "c"),
+			end(4600, 10), end(4601, 11), end(4602, 12))...),
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvSrvKill, Next: "c", After: 3800 * time.Millisecond}},
+	}, {
+		name: "the old leader's process leads again in a new session: a new leader all the same",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvSrvKill, 2),
+			loss(900, 10, "a"), session(1000, 10, T), enter(2500, 10, "c", RecipeLatch, p, 9), exit(3500, 10, "c"),
+			end(4600, 10), end(4601, 11), end(4602, 12))...),
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvSrvKill, Next: "c", After: 2400 * time.Millisecond}},
+	}, {
+		name: "stopped leader: the next enters during the stop",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvStop, 10),
+			enter(2300, 11, "b", RecipeLatch, p, 7), fault(2400, EvCont, 10), loss(2401, 10, "a"), exit(3000, 11, "b"),
+			enter(3010, 10, "c", RecipeLatch, p, 8), exit(3500, 10, "c"),
+			end(4600, 10), end(4601, 11), end(4602, 12))...),
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvStop, Next: "b", After: 2200 * time.Millisecond}},
+	}, {
+		name: "a fault on a process that does not lead measures nothing",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvKill, 12),
+			exit(900, 10, "a"), enter(9000, 11, "b", RecipeLatch, p, 7), exit(9500, 11, "b"), end(9600, 10), end(9601, 11))...),
+	}, {
+		name: "a leader that resigned before the fault is not measured",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), exit(90, 10, "a"),
+			fault(100, EvKill, 10), enter(9000, 11, "b", RecipeLatch, p, 7), exit(9500, 11, "b"), end(9600, 11), end(9601, 12))...),
+	}, {
+		name: "mutex holds are not terms",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeMutex, p, 5), fault(100, EvKill, 10),
+			enter(9000, 11, "b", RecipeMutex, p, 7), exit(9500, 11, "b"), end(9600, 11), end(9601, 12))...),
+	}, {
+		name: "no session timeout in the timeline",
+		events: timeline(start(0, 10), start(0, 11), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvKill, 10),
+			enter(1000, 11, "b", RecipeLatch, p, 7), exit(1500, 11, "b"), end(1600, 11)),
+		want: []string{RuleTimeline},
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvKill, Next: "b", After: 900 * time.Millisecond,
+			Limit: TakeoverBound}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Check(tt.events)
+			assert.Equal(t, tt.want, rules(r), "%v", r.Violations)
+			for i := range r.Takeovers {
+				assert.NotEmpty(t, r.Takeovers[i].Fault)
+				r.Takeovers[i].Fault = ""
+			}
+			for i := range tt.takes {
+				tt.takes[i].Limit = cmp.Or(tt.takes[i].Limit, T+TakeoverBound)
+			}
+			assert.Equal(t, tt.takes, r.Takeovers)
+		})
+	}
 }

@@ -16,30 +16,57 @@ import (
 
 // The faults. Each takes one round: it waits for its target to show in the
 // timeline, hurts it, waits for the effect to show (another process enters
-// the lock), and repairs what it broke.
+// the lock), and repairs what it broke. The target is the holder of the
+// mutex, or in an election scenario the leader (see run.target).
 
 // bound limits every wait for an effect: several session timeouts, plus an
 // election.
 func (r *run) bound() time.Duration { return 4*r.sc.timeout + 15*time.Second }
 
-// mutexHolder waits for a live process holding the run's mutex.
-func (r *run) mutexHolder() int {
+// target is the lock whose holder the faults hurt: the mutex, or in an
+// election scenario the leadership (a term is a hold of the latch).
+func (r *run) target() (recipe, path string) {
+	if r.sc.election {
+		return chaos.RecipeLatch, r.root + pathLeader
+	}
+	return chaos.RecipeMutex, r.root + pathMutex
+}
+
+// targetName names the target in the harness's notes.
+func (r *run) targetName() string {
+	if r.sc.election {
+		return "the leader"
+	}
+	return "holder of the mutex"
+}
+
+// holder waits for a live process holding the run's target.
+func (r *run) holder() int {
 	r.t.Helper()
 	var pid int
-	r.mustAwait("a holder of the mutex", r.bound(), func(v *view) bool {
-		pid = v.holder(chaos.RecipeMutex, r.root+pathMutex)
+	recipe, path := r.target()
+	r.mustAwait("a "+r.targetName(), r.bound(), func(v *view) bool {
+		pid = v.holder(recipe, path)
 		return pid != 0
 	})
 	return pid
 }
 
-// awaitOtherEnters waits until a process other than pid enters the mutex at
-// or after sequence seq.
+// heldAt reports whether pid held the target when the harness logged its
+// event seq.
+func (r *run) heldAt(seq, pid int) bool {
+	recipe, path := r.target()
+	return r.view.heldAt(seq, pid, recipe, path)
+}
+
+// awaitOtherEnters waits until a process other than pid enters the target
+// at or after sequence seq.
 func (r *run) awaitOtherEnters(what string, seq, pid int) {
 	r.t.Helper()
+	_, path := r.target()
 	r.mustAwait(what, r.bound(), func(v *view) bool {
 		_, ok := v.since(seq, chaos.EvEnter, func(ev chaos.Event) bool {
-			return ev.Pid != pid && ev.Paths[0] == r.root+pathMutex
+			return ev.Pid != pid && ev.Paths[0] == path
 		})
 		return ok
 	})
@@ -55,11 +82,18 @@ func (r *run) awaitLoss(seq, pid int) {
 	})
 }
 
-// killHolder kills -9 the mutex's holder and waits for the next holder.
+// killHolder kills -9 the target's holder and waits for the next holder. A
+// holder that let go just before the kill was not the one: it kills the
+// next, so that every round kills a holder.
 func killHolder(r *run) {
-	pid := r.mutexHolder()
-	seq := r.kill(pid, "holder of the mutex")
-	r.awaitOtherEnters("the next holder after the kill", seq, pid)
+	for {
+		pid := r.holder()
+		seq := r.kill(pid, r.targetName())
+		if r.heldAt(seq, pid) {
+			r.awaitOtherEnters("the next holder after the kill", seq, pid)
+			return
+		}
+	}
 }
 
 // killWaiter kills -9 a process waiting for the mutex and waits for the
@@ -74,17 +108,17 @@ func killWaiter(r *run) {
 	r.awaitOtherEnters("a holder after the kill", seq, pid)
 }
 
-// stopHolder stops the mutex's holder with SIGSTOP until another process
+// stopHolder stops the target's holder with SIGSTOP until another process
 // has entered, then resumes it and waits for it to notice its loss.
 func stopHolder(r *run) {
 	var pid, seq int
 	for {
-		pid = r.mutexHolder()
+		pid = r.holder()
 		require.NoError(r.t, syscall.Kill(pid, syscall.SIGSTOP))
 		r.mustAwait("the holder stopped", r.bound(), func(*view) bool { return stopped(pid) })
 		// Stopped, it has written its last line: does it still hold?
-		seq = r.fault(chaos.Event{Type: chaos.EvStop, Target: pid, Note: "holder of the mutex"})
-		if r.view.hasHold(pid, chaos.RecipeMutex, r.root+pathMutex) {
+		seq = r.fault(chaos.Event{Type: chaos.EvStop, Target: pid, Note: r.targetName()})
+		if r.heldAt(seq, pid) {
 			break
 		}
 		// It let go just before the stop: not this one.
@@ -139,7 +173,7 @@ const (
 // 8), until another process has entered the mutex and the holder has logged
 // its loss; then it heals the follower and waits for it to serve again.
 func isolateFollower(r *run) {
-	pid := r.mutexHolder()
+	pid := r.holder()
 	time.Sleep(r.sc.idle) // the holder idles under the lock
 	e := r.ensemble
 	f := r.followers[r.proc(pid).slot%len(r.followers)]
@@ -153,43 +187,87 @@ func isolateFollower(r *run) {
 	require.NoError(r.t, e.WaitQuorum())
 }
 
-// partition returns a fault that cuts the mutex's holder off with cut until
-// another process has entered the mutex and the holder has logged its loss
+// partition returns a fault that cuts the target's holder off with cut until
+// another process has entered the target and the holder has logged its loss
 // (or the wait for it times out: the checker judges), then heals. The
 // one-way partition of §1 is a cut that holds only client-to-server bytes;
 // the follower isolation of §3 a fault that cuts the holder's server from
-// the leader instead of the holder from its server.
+// the leader instead of the holder from its server. A holder that let go
+// just before the cut was not the one: the cut is healed and made again.
 func partition(note string, c cut) func(r *run) {
 	return func(r *run) {
-		pid := r.mutexHolder()
-		time.Sleep(r.sc.idle) // the holder idles under the lock
-		heal := c(r.proxies[r.proc(pid).slot])
-		seq := r.fault(chaos.Event{Type: chaos.EvPartition, Target: pid, Note: note})
-		r.awaitOtherEnters("another holder during the "+note, seq, pid)
-		r.awaitLoss(seq, pid)
-		heal()
-		r.fault(chaos.Event{Type: chaos.EvHeal, Target: pid, Note: note})
+		for {
+			pid := r.holder()
+			time.Sleep(r.sc.idle) // the holder idles under the lock
+			heal := c(r.proxies[r.proc(pid).slot])
+			seq := r.fault(chaos.Event{Type: chaos.EvPartition, Target: pid, Note: note})
+			held := r.heldAt(seq, pid)
+			if held {
+				r.awaitOtherEnters("another holder during the "+note, seq, pid)
+				r.awaitLoss(seq, pid)
+			}
+			heal()
+			r.fault(chaos.Event{Type: chaos.EvHeal, Target: pid, Note: note})
+			if held {
+				return
+			}
+		}
 	}
 }
 
-// serverKill returns a fault that kills -9 the ensemble's leader (or a
-// follower), waits for a quorum and for the mutex to be entered again, and
-// restarts the server.
-func serverKill(leader bool) func(r *run) {
+// serverKill returns a fault that kills -9 the ensemble member that pick
+// chooses, waits for a quorum and for the target to be entered again (by
+// another process than the holder pick names, if any), and restarts the
+// server. If pick names a holder that let go just before the kill, the
+// round did not hit it and is made again.
+func serverKill(pick func(r *run) (member int, role string, holder int)) func(r *run) {
 	return func(r *run) {
 		e := r.ensemble
-		i, role := e.Leader(), "leader"
-		require.GreaterOrEqual(r.t, i, 0, "no leader")
-		if !leader {
-			i, role = (i+1)%e.Len(), "follower"
+		for {
+			i, role, pid := pick(r)
+			require.NoError(r.t, e.Stop(i))
+			seq := r.fault(chaos.Event{Type: chaos.EvSrvKill, Target: i + 1, Note: role})
+			require.NoError(r.t, e.WaitQuorum())
+			r.awaitOtherEnters("a holder after the server kill", seq, pid)
+			require.NoError(r.t, e.Start(i))
+			r.fault(chaos.Event{Type: chaos.EvSrvStart, Target: i + 1, Note: role})
+			if pid == 0 || r.heldAt(seq, pid) {
+				return
+			}
 		}
-		require.NoError(r.t, e.Stop(i))
-		seq := r.fault(chaos.Event{Type: chaos.EvSrvKill, Target: i + 1, Note: role})
-		require.NoError(r.t, e.WaitQuorum())
-		r.awaitOtherEnters("a holder after the server kill", seq, 0)
-		require.NoError(r.t, e.Start(i))
-		r.fault(chaos.Event{Type: chaos.EvSrvStart, Target: i + 1, Note: role})
 	}
+}
+
+// ensembleLeader picks the ensemble's leader for serverKill.
+func ensembleLeader(r *run) (int, string, int) {
+	i := r.ensemble.Leader()
+	require.GreaterOrEqual(r.t, i, 0, "no leader")
+	return i, "leader", 0
+}
+
+// ensembleFollower picks a follower for serverKill.
+func ensembleFollower(r *run) (int, string, int) {
+	i, _, _ := ensembleLeader(r)
+	return (i + 1) % r.ensemble.Len(), "follower", 0
+}
+
+// holdersServer picks for serverKill the member that the target's holder's
+// session is connected to now.
+func holdersServer(r *run) (int, string, int) {
+	r.t.Helper()
+	var pid, i int
+	r.mustAwait("the server of a "+r.targetName(), r.bound(), func(v *view) bool {
+		recipe, path := r.target()
+		pid = v.holder(recipe, path)
+		var ok bool
+		i, ok = r.ensemble.MemberOf(v.sessions[pid])
+		return pid != 0 && ok
+	})
+	role := "follower"
+	if i == r.ensemble.Leader() {
+		role = "leader"
+	}
+	return i, fmt.Sprintf("%s, the server of %s %d", role, r.targetName(), pid), pid
 }
 
 // proc returns the live worker pid.

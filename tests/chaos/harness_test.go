@@ -54,12 +54,15 @@ type proc struct {
 	err    error // valid once exited is closed
 }
 
-// Lock paths under the run's root, one set for every worker.
+// Lock paths under the run's root, one set for every worker; and the
+// election's path, which workers of an election scenario campaign at
+// instead.
 const (
-	pathMutex = "/mutex"
-	pathRW    = "/rw"
-	pathSem   = "/sem"
-	semMax    = 2
+	pathMutex  = "/mutex"
+	pathRW     = "/rw"
+	pathSem    = "/sem"
+	semMax     = 2
+	pathLeader = "/leader"
 )
 
 var multiMembers = []string{"/multi-a", "/multi-b", "/multi-c"}
@@ -120,6 +123,14 @@ func newRun(t *testing.T, cfg config, sc scenario) *run {
 	return r
 }
 
+// paths returns the run's lock paths, or its election's path.
+func (r *run) paths() []string {
+	if r.sc.election {
+		return []string{r.root + pathLeader}
+	}
+	return lockPaths(r.root)
+}
+
 // configNodes are the nodes whose changes holders watch in the one-way
 // partition scenario.
 func (r *run) configNodes() []string {
@@ -133,7 +144,7 @@ func (r *run) configNodes() []string {
 // it: the resources that guarded writes go to, and the config nodes.
 func (r *run) persistent() []string {
 	var out []string
-	for _, p := range lockPaths(r.root) {
+	for _, p := range r.paths() {
 		out = append(out, chaos.ResourceOf(p))
 	}
 	return append(out, r.configNodes()...)
@@ -157,12 +168,16 @@ func (r *run) spec(slot int) chaos.Spec {
 	if r.sc.noLock {
 		loops = loops[:1]
 	}
+	if r.sc.election {
+		loops = []chaos.Loop{{Recipe: chaos.RecipeLatch, Path: r.root + pathLeader}}
+	}
 	return chaos.Spec{
 		Servers:        servers,
 		SessionTimeout: r.sc.timeout,
 		Timeline:       r.timeline,
 		Loops:          loops,
 		Hold:           cmp.Or(r.sc.hold, r.cfg.hold),
+		Pace:           r.sc.pace,
 		Runtime:        r.cfg.runtime,
 		Watch:          r.configNodes(),
 		NoLock:         r.sc.noLock,

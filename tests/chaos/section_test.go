@@ -38,10 +38,12 @@ func (h *held) lost() bool {
 	}
 }
 
-// section takes the loop's lock, logs the enter, writes its tokens, works for
-// the hold time, writes again, logs the exit (or the loss) and releases.
+// holdID returns a new hold id, unique in the run: "<pid>.<n>".
+func (w *worker) holdID() string { return fmt.Sprintf("%d.%d", os.Getpid(), w.holds.Add(1)) }
+
+// section takes the loop's lock and works under it (see work).
 func (w *worker) section(ctx context.Context, sess *recipes.Session, i int, l Loop) error {
-	id := fmt.Sprintf("%d.%d", os.Getpid(), w.holds.Add(1))
+	id := w.holdID()
 	recipe := l.Recipe
 	if recipe == LoopRW {
 		recipe = RecipeRead
@@ -62,8 +64,15 @@ func (w *worker) section(ctx context.Context, sess *recipes.Session, i int, l Lo
 	if err != nil {
 		return err
 	}
+	return w.work(sess, id, h)
+}
+
+// work is one section of the acquired hold h, whatever the recipe: it logs
+// the enter, writes its tokens, works for the hold time (writing again every
+// pace), writes again, logs the exit (or the loss) and releases.
+func (w *worker) work(sess *recipes.Session, id string, h *held) error {
 	w.sections.Add(1)
-	if err := w.log.Append(Event{Type: EvEnter, Hold: id, Recipe: recipe, Paths: paths, Tokens: h.tokens, Limit: h.limit}); err != nil {
+	if err := w.log.Append(Event{Type: EvEnter, Hold: id, Recipe: h.recipe, Paths: h.paths, Tokens: h.tokens, Limit: h.limit}); err != nil {
 		return errors.Join(err, h.release())
 	}
 	var ended atomic.Bool // the exit or loss is logged
@@ -91,15 +100,29 @@ func (w *worker) section(ctx context.Context, sess *recipes.Session, i int, l Lo
 		}
 	}()
 	w.writes(sess, id, h)
-	select {
-	case <-time.After(w.spec.Hold): // the work done under the lock
-	case <-h.done:
+	hold := time.NewTimer(w.spec.Hold) // the work done under the lock
+	defer hold.Stop()
+	var pace <-chan time.Time
+	if w.spec.Pace > 0 {
+		t := time.NewTicker(w.spec.Pace)
+		defer t.Stop()
+		pace = t.C
+	}
+	for {
+		select {
+		case <-pace:
+			w.writes(sess, id, h)
+			continue
+		case <-hold.C:
+		case <-h.done:
+		}
+		break
 	}
 	w.writes(sess, id, h)
 	exited := finish(false)
 	close(quit)
 	<-watcher
-	err = h.release()
+	err := h.release()
 	if errors.Is(err, locks.ErrLockLost) {
 		if exited {
 			// Lost before the release, though the hold had not

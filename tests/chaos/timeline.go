@@ -13,8 +13,9 @@
 // for the begin time of a write.
 //
 // The package itself is the timeline and its checker, which use no recipe.
-// The workers (worker_test.go, section_test.go) and the harness are test
-// code: they drive the recipes through their public API, as a user would.
+// The workers (worker_test.go, section_test.go, election_test.go) and the
+// harness are test code: they drive the recipes through their public API,
+// as a user would.
 //
 // docs/faults.md describes the scenarios and the rules.
 package chaos
@@ -29,14 +30,15 @@ import (
 
 // Event types written by workers.
 const (
-	EvStart = "start" // the worker process is up
-	EvEnd   = "end"   // the worker process exits cleanly
-	EvStuck = "stuck" // the worker gave up waiting for its own loops
-	EvWait  = "wait"  // a loop starts to wait for its lock
-	EvEnter = "enter" // right after acquiring: Hold, Recipe, Paths, Tokens
-	EvExit  = "exit"  // right before releasing
-	EvLoss  = "loss"  // the held context ended with locks.ErrLockLost
-	EvWrite = "write" // a guarded write's outcome: Paths[0], Token, OK, Version, Begin
+	EvStart   = "start"   // the worker process is up
+	EvEnd     = "end"     // the worker process exits cleanly
+	EvStuck   = "stuck"   // the worker gave up waiting for its own loops
+	EvSession = "session" // a session was opened: Note is its id, Timeout the one the server granted
+	EvWait    = "wait"    // a loop starts to wait for its lock
+	EvEnter   = "enter"   // right after acquiring: Hold, Recipe, Paths, Tokens
+	EvExit    = "exit"    // right before releasing
+	EvLoss    = "loss"    // the held context ended with locks.ErrLockLost
+	EvWrite   = "write"   // a guarded write's outcome: Paths[0], Token, OK, Version, Begin
 )
 
 // Event types written by the harness about its own fault actions. Target is
@@ -60,6 +62,7 @@ const (
 	RecipeRead  = "read"  // an RWMutex reader: shared with readers only
 	RecipeLease = "lease" // a semaphore lease: at most Limit at once
 	RecipeMulti = "multi" // a multi-lock: exclusive on each member path
+	RecipeLatch = "latch" // a term of an election.Latch: exclusive on the election's path
 )
 
 // Event is one line of a timeline.
@@ -69,17 +72,18 @@ type Event struct {
 	Pid  int    `json:"pid"` // the process that wrote the line
 	Type string `json:"ev"`
 
-	Hold    string   `json:"hold,omitempty"`    // "<pid>.<n>": one acquisition
-	Recipe  string   `json:"recipe,omitempty"`  // enter, wait: one of the Recipe constants
-	Paths   []string `json:"paths,omitempty"`   // enter: lock paths; write: the one path written for
-	Tokens  []int64  `json:"tokens,omitempty"`  // enter: fencing token per path
-	Limit   int      `json:"limit,omitempty"`   // enter of a lease: the semaphore's maximum
-	Token   int64    `json:"token,omitempty"`   // write: the token written
-	OK      bool     `json:"ok,omitempty"`      // write: the server accepted it
-	Version int32    `json:"version,omitempty"` // accepted write: the resource's version after it
-	Begin   int64    `json:"begin,omitempty"`   // write: when it was sent
-	Target  int      `json:"target,omitempty"`  // harness events: pid or server index
-	Note    string   `json:"note,omitempty"`    // a cause, an error, a fault's kind
+	Hold    string        `json:"hold,omitempty"`    // "<pid>.<n>": one acquisition
+	Recipe  string        `json:"recipe,omitempty"`  // enter, wait: one of the Recipe constants
+	Paths   []string      `json:"paths,omitempty"`   // enter: lock paths; write: the one path written for
+	Tokens  []int64       `json:"tokens,omitempty"`  // enter: fencing token per path
+	Limit   int           `json:"limit,omitempty"`   // enter of a lease: the semaphore's maximum
+	Token   int64         `json:"token,omitempty"`   // write: the token written
+	OK      bool          `json:"ok,omitempty"`      // write: the server accepted it
+	Version int32         `json:"version,omitempty"` // accepted write: the resource's version after it
+	Begin   int64         `json:"begin,omitempty"`   // write: when it was sent
+	Target  int           `json:"target,omitempty"`  // harness events: pid or server index
+	Timeout time.Duration `json:"timeout,omitempty"` // session: the session timeout the server granted
+	Note    string        `json:"note,omitempty"`    // a cause, an error, a fault's kind
 }
 
 // At returns the event's wall-clock time.

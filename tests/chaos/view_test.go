@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zkrecipes/recipes/tests/chaos"
@@ -23,11 +25,13 @@ type view struct {
 	count    int                    // enters so far
 	entered  map[string]int         // enters so far by recipe
 	after    []chaos.Event          // every enter and loss, for "since" queries
+	ended    map[string]int         // by hold id: the sequence of its first exit or loss
+	sessions map[int]int64          // by pid: the id of its latest session
 }
 
 func newView(path string) *view {
 	return &view{path: path, holds: map[string]chaos.Event{}, waits: map[string]chaos.Event{}, dead: map[int]bool{},
-		entered: map[string]int{}}
+		entered: map[string]int{}, ended: map[string]int{}, sessions: map[int]int64{}}
 }
 
 // refresh reads what was appended since the last call.
@@ -75,12 +79,40 @@ func (v *view) apply(ev chaos.Event) {
 		v.after = append(v.after, ev)
 	case chaos.EvExit:
 		delete(v.holds, ev.Hold)
+		v.end(ev)
 	case chaos.EvLoss:
 		delete(v.holds, ev.Hold)
 		v.after = append(v.after, ev)
+		v.end(ev)
 	case chaos.EvEnd:
 		v.forget(ev.Pid)
+	case chaos.EvSession:
+		// The worker writes the id as 0x%x.
+		if id, err := strconv.ParseInt(strings.TrimPrefix(ev.Note, "0x"), 16, 64); err == nil {
+			v.sessions[ev.Pid] = id
+		}
 	}
+}
+
+func (v *view) end(ev chaos.Event) {
+	if v.ended[ev.Hold] == 0 {
+		v.ended[ev.Hold] = ev.Seq
+	}
+}
+
+// heldAt reports whether pid held path with recipe at sequence seq: it had
+// entered before seq and had not logged an exit or loss before it. For a
+// fault the harness logged at seq, that says whether the fault caught pid
+// holding, whatever pid did after it.
+func (v *view) heldAt(seq, pid int, recipe, path string) bool {
+	for _, ev := range v.after {
+		if ev.Seq < seq && ev.Pid == pid && ev.Type == chaos.EvEnter && ev.Recipe == recipe && slices.Contains(ev.Paths, path) {
+			if e := v.ended[ev.Hold]; e == 0 || e > seq {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // forget drops the holds and waits of a process that is gone.
@@ -106,16 +138,6 @@ func (v *view) holder(recipe, path string) int {
 		}
 	}
 	return 0
-}
-
-// hasHold reports whether pid holds path with recipe.
-func (v *view) hasHold(pid int, recipe, path string) bool {
-	for _, ev := range v.holds {
-		if ev.Pid == pid && ev.Recipe == recipe && slices.Contains(ev.Paths, path) {
-			return true
-		}
-	}
-	return false
 }
 
 // waiter returns the pid of a live process waiting for path with recipe

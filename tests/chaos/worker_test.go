@@ -18,17 +18,14 @@ import (
 // worker process; its value is the worker's Spec as JSON.
 const WorkerEnv = "ZKRECIPES_CHAOS_WORKER"
 
-// EvSession is written by a worker each time it opens a session; Note is
-// the session id.
-const EvSession = "session"
-
 // Spec is what a worker process does.
 type Spec struct {
 	Servers        []string      `json:"servers"`
 	SessionTimeout time.Duration `json:"sessionTimeout"`
 	Timeline       string        `json:"timeline"`
 	Loops          []Loop        `json:"loops"`    // one goroutine each, sharing one session
-	Hold           time.Duration `json:"hold"`     // time inside a section, between its two writes
+	Hold           time.Duration `json:"hold"`     // time inside a section, between its first and last writes
+	Pace           time.Duration `json:"pace"`     // time between guarded writes inside a section; 0: only its first and last
 	Runtime        time.Duration `json:"runtime"`  // the worker's own bound on its run
 	Sections       int           `json:"sections"` // stop after this many in all; 0: until stdin closes
 	Watch          []string      `json:"watch"`    // nodes to keep one-shot data watches on
@@ -37,8 +34,8 @@ type Spec struct {
 
 // Loop is one recipe a worker takes again and again.
 type Loop struct {
-	Recipe string   `json:"recipe"` // RecipeMutex, LoopRW, RecipeLease or RecipeMulti
-	Path   string   `json:"path"`   // the lock's path (not for RecipeMulti)
+	Recipe string   `json:"recipe"` // RecipeMutex, LoopRW, RecipeLease, RecipeMulti or RecipeLatch
+	Path   string   `json:"path"`   // the lock's or the election's path (not for RecipeMulti)
 	Paths  []string `json:"paths"`  // RecipeMulti: member paths; a section takes two at random
 	Max    int      `json:"max"`    // RecipeLease: the semaphore's leases
 }
@@ -103,6 +100,10 @@ func runWorker(spec *Spec) error {
 	w := &worker{spec: spec, log: log, sessions: &sessions{spec: spec, log: log}}
 	var loops sync.WaitGroup
 	for i, l := range spec.Loops {
+		if l.Recipe == RecipeLatch {
+			loops.Go(func() { w.elect(ctx, i, l) })
+			continue
+		}
 		loops.Go(func() { w.loop(ctx, cancel, i, l) })
 	}
 	finished := make(chan struct{})
@@ -148,7 +149,7 @@ func (b *sessions) get(ctx context.Context) (*recipes.Session, error) {
 		return nil, err
 	}
 	b.cur = s
-	if err := b.log.Append(Event{Type: EvSession, Note: fmt.Sprintf("0x%x", s.ID())}); err != nil {
+	if err := b.log.Append(Event{Type: EvSession, Note: fmt.Sprintf("0x%x", s.ID()), Timeout: s.Timeout()}); err != nil {
 		return nil, err
 	}
 	for _, node := range b.spec.Watch {
