@@ -86,6 +86,9 @@ func (r Runner) Run(ctx context.Context) error {
 			s, err := r.Connect(ctx)
 			switch {
 			case ctx.Err() != nil:
+				if err == nil && s != nil {
+					_ = s.Close() // made as ctx ended
+				}
 				return context.Cause(ctx)
 			case errors.Is(err, recipes.ErrInvalid):
 				return fmt.Errorf("election: connect: %w", err)
@@ -104,6 +107,9 @@ func (r Runner) Run(ctx context.Context) error {
 		term, err := c.Campaign(ctx)
 		switch {
 		case ctx.Err() != nil:
+			if err == nil {
+				resign(ctx, term) // won as ctx ended
+			}
 			return context.Cause(ctx)
 		case errors.Is(err, recipes.ErrInvalid) || errors.Is(err, recipes.ErrOtherRecipe):
 			return fmt.Errorf("election: campaign: %w", err)
@@ -129,9 +135,7 @@ func (r Runner) term(ctx context.Context, term *locks.Hold) error {
 	defer unhook()
 	err := r.Lead(lctx, term)
 	lost := errors.Is(term.Err(), locks.ErrLockLost)
-	release, cancel := context.WithTimeout(context.WithoutCancel(ctx), resignBound)
-	defer cancel()
-	_ = term.Release(release) // a lost term's release only cleans up
+	resign(ctx, term) // a lost term's release only cleans up
 	if err != nil && !lost && ctx.Err() == nil {
 		return fmt.Errorf("election: lead: %w", err)
 	}
@@ -141,6 +145,13 @@ func (r Runner) term(ctx context.Context, term *locks.Hold) error {
 // resignBound bounds how long a resignation waits for ZooKeeper; past it
 // the session deletes the node in the background.
 const resignBound = 10 * time.Second
+
+// resign releases term, for up to resignBound, even once ctx has ended.
+func resign(ctx context.Context, term *locks.Hold) {
+	release, cancel := context.WithTimeout(context.WithoutCancel(ctx), resignBound)
+	defer cancel()
+	_ = term.Release(release)
+}
 
 // backoff is the wait between failed attempts: doubled at each failure,
 // with up to half again of jitter, from min up to max.

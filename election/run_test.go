@@ -163,17 +163,30 @@ func TestRunnerAcrossServerRestart(t *testing.T) {
 		ended <- term.Err()
 		return context.Cause(ctx)
 	}))
-	first := <-tokens
+	first := within(t, tokens)
 	require.NoError(t, srv.Stop())
-	assert.ErrorIs(t, <-ended, locks.ErrLockLost, "the term outlived the server")
+	assert.ErrorIs(t, within(t, ended), locks.ErrLockLost, "the term outlived the server")
+	assert.Error(t, log.made()[0].Err(), "the first session outlived its term")
 	require.NoError(t, srv.Restart())
-	second := <-tokens
+	second := within(t, tokens)
 	assert.Greater(t, second, first, "the second term's token")
-	made := log.made()
-	require.GreaterOrEqual(t, len(made), 2, "sessions made")
-	assert.Error(t, made[0].Err(), "the first session")
+	assert.GreaterOrEqual(t, len(log.made()), 2, "sessions made")
 	cancel()
-	assert.ErrorIs(t, <-done, context.Canceled)
+	assert.ErrorIs(t, within(t, done), context.Canceled)
+}
+
+// within receives from ch, failing the test if nothing comes within a
+// minute: a bug fails the test rather than hanging the package.
+func within[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		require.FailNow(t, "nothing received within a minute")
+	}
+	var zero T
+	return zero
 }
 
 // TestRunnerStopsWhileWaiting: a runner stopped while another leads
