@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/locks"
@@ -49,7 +51,8 @@ type Runner struct {
 }
 
 // Run runs the Runner until ctx ends, or Lead or a campaign fails for good
-// (bad input, a path another recipe uses). When ctx ends it resigns, closes
+// (bad input, a path another recipe uses, nodes whose ACL refuses this
+// session: zk.ErrNoAuth); it retries other failures. When ctx ends it resigns, closes
 // its session and returns ctx's cause; nothing is left behind.
 func (r Runner) Run(ctx context.Context) error {
 	if err := args.Context(ctx, "election: Runner.Run"); err != nil {
@@ -111,7 +114,7 @@ func (r Runner) Run(ctx context.Context) error {
 				resign(ctx, term) // won as ctx ended
 			}
 			return context.Cause(ctx)
-		case errors.Is(err, recipes.ErrInvalid) || errors.Is(err, recipes.ErrOtherRecipe):
+		case errors.Is(err, recipes.ErrInvalid) || errors.Is(err, recipes.ErrOtherRecipe) || errors.Is(err, zk.ErrNoAuth):
 			return fmt.Errorf("election: campaign: %w", err)
 		case err != nil:
 			if err := b.wait(ctx); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -210,4 +211,21 @@ func TestRunnerStopsWhileWaiting(t *testing.T) {
 	require.NoError(t, term.Release(bg()))
 
 	assert.ErrorIs(t, election.Runner{}.Run(bg()), recipes.ErrInvalid)
+}
+
+// TestRunnerEndsOnARefusingACL: a campaign that the path's ACL refuses
+// ends Run, rather than being retried for ever.
+func TestRunnerEndsOnARefusingACL(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	path := root + "/election"
+	_, err := admin.CreateContainer(root, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, err = admin.CreateContainer(path, nil, zk.FlagContainer, zk.WorldACL(zk.PermRead))
+	require.NoError(t, err)
+	err = within(t, run(bg(), runner(path, "r", &sessionLog{servers: zktest.Servers(t)}, func(context.Context, *locks.Hold) error {
+		t.Error("led where the ACL refuses to create")
+		return nil
+	})))
+	assert.ErrorIs(t, err, zk.ErrNoAuth)
 }

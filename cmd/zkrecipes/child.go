@@ -37,10 +37,14 @@ type child struct {
 
 // An ended says how a child ended.
 type ended struct {
-	code      int  // its exit status
-	lost      bool // what was held was lost while it ran
-	signalled bool // a signal was passed on to it
+	code    int  // its exit status
+	lost    bool // what was held was lost while it ran
+	stopped bool // zkrecipes was asked to stop (SIGINT, SIGTERM, SIGQUIT) while it ran
 }
+
+// stopping reports whether s asks zkrecipes to stop, as SIGHUP, which is
+// only passed on, does not.
+func stopping(s os.Signal) bool { return s != syscall.SIGHUP }
 
 // run runs the command while held lasts. It passes the signals that arrive
 // on sigs on to the command; if what is held is lost (then SIGKILL follows
@@ -87,10 +91,21 @@ func (c child) run(held context.Context, revoked <-chan struct{}) ended {
 				// its group is left goes now, not only after the grace.
 				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			}
+			// A signal sent to the command too (from the terminal, or to
+			// the whole group or cgroup) may have ended it before
+			// zkrecipes read its own copy.
+			for pending := true; pending; {
+				select {
+				case s := <-c.sigs:
+					e.stopped = e.stopped || stopping(s)
+				default:
+					pending = false
+				}
+			}
 			e.code = exitStatus(err)
 			return e
 		case s := <-c.sigs:
-			e.signalled = true
+			e.stopped = e.stopped || stopping(s)
 			signal(s)
 		case <-heldDone:
 			heldDone = nil

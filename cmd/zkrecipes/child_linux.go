@@ -11,7 +11,7 @@ import (
 // process) unless zkrecipes' stdin is a terminal, where a command in
 // another process group could not read it; and killed if zkrecipes dies
 // (Pdeathsig: the thread that starts it must live as long as it runs, see
-// runHolding). group reports whether it has a group of its own.
+// child.run). group reports whether it has a group of its own.
 func childAttr() (attr *syscall.SysProcAttr, group bool) {
 	group = !isTerminal(os.Stdin)
 	return &syscall.SysProcAttr{Setpgid: group, Pdeathsig: syscall.SIGKILL}, group

@@ -18,7 +18,7 @@ import (
 // signal falls back to its default action (killing zkrecipes with the
 // recipe held) at the hand-over: while connecting or waiting a signal
 // cancels the waiting context; once the recipe is held, signals go to the
-// command (see runHolding).
+// command (see child.run).
 type waiting struct {
 	sess   *recipes.Session
 	sigs   chan os.Signal
@@ -69,15 +69,27 @@ var forwardedSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP
 // cancelOnSignal calls cancel when a signal arrives on sigs, until stop is
 // called; stop reports whether a signal came first.
 func cancelOnSignal(sigs <-chan os.Signal, cancel context.CancelFunc) (stop func() bool) {
+	return cancelOn(sigs, cancel, func(os.Signal) bool { return true })
+}
+
+// cancelOn is cancelOnSignal for the signals that end reports true of; it
+// swallows the others.
+func cancelOn(sigs <-chan os.Signal, cancel context.CancelFunc, end func(os.Signal) bool) (stop func() bool) {
 	quit := make(chan struct{})
 	done := make(chan bool, 1)
 	go func() {
-		select {
-		case <-sigs:
-			cancel()
-			done <- true
-		case <-quit:
-			done <- false
+		for {
+			select {
+			case s := <-sigs:
+				if !end(s) {
+					continue
+				}
+				cancel()
+				done <- true
+			case <-quit:
+				done <- false
+			}
+			return
 		}
 	}()
 	var once sync.Once

@@ -35,26 +35,29 @@ next in line leads) and exits with CMD's status.
                 InterProcessMutex at PATH, whose node carries ID
   --requeue     campaign again after each term, when CMD exits and when
                 leadership is lost (in a new session if the session was
-                lost), until a signal stops it. A CMD that fails within
-                30s of starting is run again only after a pause: 500ms,
-                doubling at each such failure in a row, up to 30s. It
-                takes no --timeout or -n
+                lost), until SIGINT, SIGTERM or SIGQUIT stops it. After a
+                term shorter than 30s it waits before campaigning again:
+                500ms, doubling at each failing CMD in a row, up to 30s.
+                It takes no --timeout or -n
 ` + timeoutUsage + tryOnceUsage + quietUsage + `
 While CMD runs its environment has ZKRECIPES_ELECTION_PATH,
 ZKRECIPES_LEADER_ID (ID) and ZKRECIPES_FENCING_TOKEN (greater at each new
 term). Signals are passed on to CMD; with --requeue, once CMD exits after
-one, zkrecipes exits too. If leadership is lost, CMD gets SIGTERM, SIGKILL a
-twentieth of the session timeout later (before any other participant can
-lead), and zkrecipes exits 79, or with --requeue campaigns again. Unless
+SIGINT, SIGTERM or SIGQUIT, zkrecipes exits too (SIGHUP is only passed on,
+and ignored while campaigning). If leadership is lost, CMD gets SIGTERM,
+SIGKILL a twentieth of the session timeout later (before any other
+participant can lead), and zkrecipes exits 79, or with --requeue campaigns
+again. Unless
 stdin is a terminal, CMD runs in a process group of its own and the signals
 go to the whole group. If zkrecipes is killed, so is CMD.
 
 Exit status: CMD's own status (128+N if killed by signal N), or
 ` + exitRows + `  79  leadership lost while CMD ran
   127 --requeue: CMD not found
-  130 interrupted while campaigning
-With --requeue it ends only on a signal, with CMD's status if CMD was
-running (130 if it was campaigning), or on 65 or 77.
+  130 interrupted while campaigning (not with --requeue)
+With --requeue a signal ends the run with CMD's status if CMD was running,
+else 0; it also ends on 64, 65, 69 (at the start only) and 77, and goes on
+through the other failures, campaigning again.
 `,
 	run: electCommand,
 }
@@ -113,7 +116,7 @@ func electCommand(g globals, name string, args []string, _, stderr io.Writer) er
 	if len(id) > recipes.MaxDataSize {
 		return usagef("elect: --id is %d bytes, more than %d", len(id), recipes.MaxDataSize)
 	}
-	env := func(ops lockOps, h *locks.Hold) []string {
+	env := func(path string, h *locks.Hold) []string {
 		return []string{
 			"ZKRECIPES_ELECTION_PATH=" + path,
 			"ZKRECIPES_LEADER_ID=" + id,
@@ -160,8 +163,10 @@ func leaderStatus(ctx context.Context, sess *recipes.Session, c candidate) strin
 	return s
 }
 
-// Pauses before a command that failed soon after it started runs again
-// (elect --requeue).
+// The pause before campaigning again after a term whose command ran less
+// than maxRequeuePause (elect --requeue): minRequeuePause, doubled at each
+// failing command in a row, up to maxRequeuePause. A lone candidate whose
+// command exits at once does not spin.
 const (
 	minRequeuePause = 500 * time.Millisecond
 	maxRequeuePause = 30 * time.Second
@@ -173,11 +178,16 @@ type requeued struct {
 	path, id string
 	selector bool
 	command  []string
-	env      func(ops lockOps, h *locks.Hold) []string
+	env      func(path string, h *locks.Hold) []string
 	status   io.Writer // status lines; nowhere with -q
 	stderr   io.Writer
 }
 
+// run campaigns and leads until a signal stops it (SIGINT, SIGTERM,
+// SIGQUIT; SIGHUP is only passed on to the command): it returns the
+// command's status if the command was running, else 0. It fails only at
+// the start (no ZooKeeper) or for good (the path another recipe's, the
+// nodes' ACL refusing); it retries the rest.
 func (r requeued) run(g globals) error {
 	g.boundConnect(0, false)
 	// The first session is made here, so that a ZooKeeper that cannot be
@@ -188,8 +198,13 @@ func (r requeued) run(g globals) error {
 		return err
 	}
 	defer w.close()
+	if w.stop() {
+		return nil // stopped while connecting
+	}
+	arm := func() { w.stop = cancelOn(w.sigs, w.cancel, stopping) }
+	arm()
 	first := w.sess
-	code := -1 // the command's status, once a signal passed on to it ended the run
+	code := 0 // the command's status, if a stop ended the run while it ran
 	pause := minRequeuePause
 	var sess *recipes.Session // the session of the campaign
 	runner := election.Runner{
@@ -199,12 +214,14 @@ func (r requeued) run(g globals) error {
 				return s, nil
 			}
 			s, err := connect(ctx, g)
-			if err != nil {
+			switch {
+			case ctx.Err() != nil:
+			case err != nil:
 				fmt.Fprintf(r.stderr, "zkrecipes: %v; trying again\n", err)
-				return nil, err
+			default:
+				fmt.Fprintf(r.status, "zkrecipes: new session %#x\n", s.ID())
 			}
-			fmt.Fprintf(r.status, "zkrecipes: new session %#x\n", s.ID())
-			return s, nil
+			return s, err
 		},
 		Candidate: func(s *recipes.Session) (election.Campaigner, error) {
 			sess = s
@@ -212,69 +229,82 @@ func (r requeued) run(g globals) error {
 			if err != nil {
 				return nil, err
 			}
-			return reporting{c, r.stderr}, nil
+			return campaign(func(ctx context.Context) (*locks.Hold, error) {
+				if line := leaderStatus(ctx, s, c); line != "" {
+					fmt.Fprintf(r.status, "zkrecipes: campaigning for %s%s\n", r.path, line)
+				}
+				h, err := c.Campaign(ctx)
+				switch {
+				case err == nil || ctx.Err() != nil:
+				case errors.Is(err, recipes.ErrInvalid), errors.Is(err, recipes.ErrOtherRecipe), notAllowed(err):
+					// The Runner gives up: run says why.
+				default:
+					fmt.Fprintf(r.stderr, "zkrecipes: campaign for %s: %v; trying again\n", r.path, err)
+				}
+				return h, err
+			}), nil
 		},
 		Lead: func(_ context.Context, term *locks.Hold) error {
 			if w.stop() {
-				return nil // a signal came as the term began: Run's ctx has ended
+				return nil // stopped as the term began: Run's ctx has ended
 			}
 			start := time.Now()
 			fmt.Fprintf(r.status, "zkrecipes: leading %s (fencing token %d)\n", r.path, term.Token())
 			e := child{
-				command: r.command, env: r.env(lockOps{path: r.path}, term), sessionTimeout: sess.Timeout(),
+				command: r.command, env: r.env(r.path, term), sessionTimeout: sess.Timeout(),
 				sigs: w.sigs, stderr: r.stderr, what: "leadership",
 			}.run(term.Context(), nil)
 			release, cancel := context.WithTimeout(context.Background(), sess.Timeout())
 			_ = term.Release(release)
 			cancel()
-			if e.signalled {
+			if e.stopped {
 				code = e.code
 				w.cancel()
 				return nil
 			}
-			w.stop = cancelOnSignal(w.sigs, w.cancel)
+			arm()
+			wait := time.Duration(0)
 			switch {
-			case e.lost:
-				fmt.Fprintf(r.status, "zkrecipes: campaigning again for %s\n", r.path)
-			case e.code != 0 && time.Since(start) < maxRequeuePause:
-				fmt.Fprintf(r.stderr, "zkrecipes: the command exited with status %d; campaigning again for %s in %v\n", e.code, r.path, pause)
-				t := time.NewTimer(pause)
-				defer t.Stop()
-				pause = min(2*pause, maxRequeuePause)
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-				}
-			default:
+			case time.Since(start) >= maxRequeuePause:
 				pause = minRequeuePause
-				fmt.Fprintf(r.status, "zkrecipes: the command exited with status %d; campaigning again for %s\n", e.code, r.path)
+			case e.code != 0 && !e.lost:
+				wait, pause = pause, min(2*pause, maxRequeuePause)
+			default:
+				wait, pause = minRequeuePause, minRequeuePause
+			}
+			what := fmt.Sprintf("the command exited with status %d", e.code)
+			if e.lost {
+				what = "leadership lost"
+			}
+			if wait == 0 {
+				fmt.Fprintf(r.status, "zkrecipes: %s; campaigning again for %s\n", what, r.path)
+				return nil
+			}
+			out := r.status
+			if e.code != 0 && !e.lost {
+				out = r.stderr // a failure: not a status line
+			}
+			fmt.Fprintf(out, "zkrecipes: %s; campaigning again for %s in %v\n", what, r.path, wait)
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
 			}
 			return nil
 		},
 	}
 	err = runner.Run(ctx)
 	switch {
-	case code >= 0:
-		return exitError{code: code}
 	case ctx.Err() != nil:
-		return exitError{exitInterrupted, fmt.Errorf("interrupted while campaigning for %s", r.path)}
+		return exitError{code: code}
 	case errors.Is(err, recipes.ErrInvalid):
 		return usagef("elect: %v", err)
 	}
 	return waitFailure(ctx, r.path, err)
 }
 
-// reporting is a candidate whose failed campaigns are told, as the Runner
-// tries them again.
-type reporting struct {
-	candidate
-	stderr io.Writer
-}
+// campaign is an election.Campaigner made of a function.
+type campaign func(ctx context.Context) (*locks.Hold, error)
 
-func (c reporting) Campaign(ctx context.Context) (*locks.Hold, error) {
-	h, err := c.candidate.Campaign(ctx)
-	if err != nil && ctx.Err() == nil {
-		fmt.Fprintf(c.stderr, "zkrecipes: campaign for %s: %v\n", c.Path(), err)
-	}
-	return h, err
-}
+func (c campaign) Campaign(ctx context.Context) (*locks.Hold, error) { return c(ctx) }

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,15 +22,17 @@ import (
 	"github.com/zkrecipes/recipes/zktest"
 )
 
-// exitOf is the exit status of a finished command.
-func exitOf(t *testing.T, err error) int {
-	t.Helper()
-	if err == nil {
-		return 0
-	}
+// exitOf is the exit status of a finished command: -1 if it could not
+// run.
+func exitOf(err error) int {
 	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee)
-	return ee.ExitCode()
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
 }
 
 // lines reads the lines written to file so far.
@@ -58,7 +62,7 @@ func TestElectRunsOneLeaderAtATime(t *testing.T) {
 			for i := range codes {
 				wg.Go(func() {
 					args := append([]string{"elect", path, "--id", "c" + strconv.Itoa(i)}, extra...)
-					codes[i], _, _ = zkrecipes(t, append(args, "--", "sh", "-c", script, "sh", log)...)
+					codes[i] = exitOf(command(t, append(args, "--", "sh", "-c", script, "sh", log)...).Run())
 				})
 			}
 			wg.Wait()
@@ -139,6 +143,15 @@ func TestLeaderWithNobodyOrAnotherRecipe(t *testing.T) {
 	assert.Equal(t, 65, code, stderr)
 	code, _, stderr = zkrecipes(t, "elect", rw, "--", "true")
 	assert.Equal(t, 65, code, stderr)
+	code, _, stderr = zkrecipes(t, "elect", rw, "--requeue", "--", "true")
+	assert.Equal(t, 65, code, stderr)
+
+	// --requeue gives up on an ACL that refuses, rather than retry it.
+	closed := root + "/closed"
+	_, err := admin.CreateContainer(closed, nil, zk.FlagContainer, zk.WorldACL(zk.PermRead))
+	require.NoError(t, err)
+	code, _, stderr = zkrecipes(t, "elect", closed, "--requeue", "--", "true")
+	assert.Equal(t, 77, code, stderr)
 
 	for _, args := range [][]string{
 		{"leader"},
@@ -156,7 +169,7 @@ func TestLeaderWithNobodyOrAnotherRecipe(t *testing.T) {
 	assert.Equal(t, 127, code, stderr)
 	names, _, err := admin.Children(root)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"rw"}, names, "bad input created nodes")
+	assert.ElementsMatch(t, []string{"rw", "closed"}, names, "bad input created nodes")
 }
 
 // TestElectRequeue: with --requeue a candidate campaigns again when its
@@ -187,17 +200,32 @@ func TestElectRequeue(t *testing.T) {
 		assert.Greater(t, next, prev, "tokens %q", tokens)
 	}
 
-	// SIGTERM goes to the command (sleep: 128+15), and ends the run.
+	// SIGHUP is passed on (sleep dies of it: 128+1) and does not stop the
+	// run: the next term starts.
 	eventually(t, func() bool { return len(lockNodes(t, admin, path)) == 1 })
+	require.NoError(t, p.Process.Signal(syscall.SIGHUP))
+	eventually(t, func() bool { return len(lines(log)) == 5 })
+	assert.Contains(t, stderr.String(), "the command exited with status 129; campaigning again")
+
+	// A standby stopped while it campaigns exits 0, and leaves nothing.
+	standby := command(t, "elect", path, "--requeue", "--id", "standby", "--", "true")
+	require.NoError(t, standby.Start())
+	t.Cleanup(func() { _ = standby.Process.Kill() })
+	eventually(t, func() bool { return len(lockNodes(t, admin, path)) == 2 })
+	require.NoError(t, standby.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 0, exitOf(standby.Wait()))
+	assert.Len(t, lockNodes(t, admin, path), 1)
+
+	// SIGTERM goes to the command (sleep: 128+15), and ends the run.
 	require.NoError(t, p.Process.Signal(syscall.SIGTERM))
-	assert.Equal(t, 143, exitOf(t, p.Wait()), stderr.String())
+	assert.Equal(t, 143, exitOf(p.Wait()), stderr.String())
 	assert.Empty(t, lockNodes(t, admin, path))
-	assert.Len(t, lines(log), 4)
+	assert.Len(t, lines(log), 5)
 }
 
 // TestElectRequeuePausesAfterAFailingCommand: a command that fails at once
 // is run again after a growing pause, not in a tight loop; a signal during
-// the pause ends the run with 130.
+// the pause ends the run, with 0.
 func TestElectRequeuePausesAfterAFailingCommand(t *testing.T) {
 	admin := zktest.Connect(t, zktest.Servers(t))
 	path := zktest.Root(t, admin) + "/e"
@@ -206,10 +234,12 @@ func TestElectRequeuePausesAfterAFailingCommand(t *testing.T) {
 	p.Stderr = &stderr
 	require.NoError(t, p.Start())
 	t.Cleanup(func() { _ = p.Process.Kill() })
-	eventually(t, func() bool { return strings.Contains(stderr.String(), "campaigning again for "+path+" in 1s") })
+	// The pause after the third failure is 2s: the signal comes in it.
+	eventually(t, func() bool { return strings.Contains(stderr.String(), "campaigning again for "+path+" in 2s") })
 	assert.Equal(t, 1, strings.Count(stderr.String(), "in 500ms"), stderr.String())
+	assert.Equal(t, 1, strings.Count(stderr.String(), "in 1s"), stderr.String())
 	require.NoError(t, p.Process.Signal(syscall.SIGINT))
-	assert.Equal(t, 130, exitOf(t, p.Wait()), stderr.String())
+	assert.Equal(t, 0, exitOf(p.Wait()), stderr.String())
 	eventually(t, func() bool { return len(lockNodes(t, admin, path)) == 0 })
 }
 
@@ -217,7 +247,19 @@ func TestElectRequeuePausesAfterAFailingCommand(t *testing.T) {
 // as it takes over, and nothing for a candidate that only waits.
 func TestLeaderWatch(t *testing.T) {
 	admin := zktest.Connect(t, zktest.Servers(t))
-	path := zktest.Root(t, admin) + "/e"
+	root := zktest.Root(t, admin)
+	for _, flavour := range []string{"latch", "selector"} {
+		t.Run(flavour, func(t *testing.T) {
+			var extra []string
+			if flavour == "selector" {
+				extra = []string{"--selector"}
+			}
+			leaderWatch(t, admin, root+"/"+flavour, extra)
+		})
+	}
+}
+
+func leaderWatch(t *testing.T, admin *zk.Conn, path string, extra []string) {
 	w := command(t, "leader", path, "--watch", "--json")
 	out, err := w.StdoutPipe()
 	require.NoError(t, err)
@@ -251,11 +293,11 @@ func TestLeaderWatch(t *testing.T) {
 	}
 	assert.Equal(t, line{}, next(), "nobody campaigns yet")
 
-	first := command(t, "elect", path, "--id", "first", "--", "sleep", "30")
+	first := command(t, append(append([]string{"elect", path, "--id", "first"}, extra...), "--", "sleep", "30")...)
 	require.NoError(t, first.Start())
 	t.Cleanup(func() { _ = first.Process.Kill() })
 	assert.Equal(t, line{true, "first"}, next())
-	second := command(t, "elect", path, "--id", "second", "--", "sleep", "30")
+	second := command(t, append(append([]string{"elect", path, "--id", "second"}, extra...), "--", "sleep", "30")...)
 	require.NoError(t, second.Start())
 	t.Cleanup(func() { stop(second) })
 	waitNodes(t, admin, path, 2)
@@ -263,9 +305,8 @@ func TestLeaderWatch(t *testing.T) {
 	assert.Equal(t, line{true, "second"}, next(), "a waiter is not a leader")
 
 	require.NoError(t, w.Process.Signal(syscall.SIGINT))
-	err = w.Wait()
-	assert.Equal(t, 130, exitOf(t, err))
-	for l := range seen {
+	for l := range seen { // until it exits, and its output ends
 		assert.Fail(t, "printed after the last change", "%+v", l)
 	}
+	assert.Equal(t, 130, exitOf(w.Wait()))
 }

@@ -29,17 +29,18 @@ one before it went.
             interrupted. While nobody campaigns it says so on stderr. It
             watches the leader's node alone: participants that come and go
             behind the leader cost it nothing. A leader whose whole term
-            passed between two looks may not be printed.
+            passed between two looks may not be printed. If the session is
+            lost it watches on in a new one.
   --json    print each as a JSON object on a line of its own: path, leader
             (false when nobody campaigns), and the leader's id, node,
             fencing_token, session and age_seconds
-  -q        quiet: with --watch, no line on stderr while nobody campaigns
+  -q        quiet: no "nobody campaigns" line on stderr
 
 Exit status: 0; or
   1   nobody campaigns at PATH (not with --watch)
   64  bad usage
   65  PATH is used by another kind of recipe, not an election
-  69  ZooKeeper unavailable, or (--watch) the session lost
+  69  ZooKeeper unavailable
   130 --watch interrupted
 `,
 	run: leaderCommand,
@@ -115,13 +116,41 @@ func leaderCommand(g globals, name string, args []string, stdout, stderr io.Writ
 	if _, err := describeElection(ctx, w.sess, path); err != nil {
 		return err
 	}
-	if err := watchLeader(ctx, w.sess, path, show); err != nil {
-		return err
+	var seen watched
+	sess := w.sess
+	defer func() {
+		if sess != w.sess {
+			_ = sess.Close()
+		}
+	}()
+	for {
+		if err := seen.follow(ctx, sess, path, show); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return exitError{exitInterrupted, nil}
+		}
+		// The session is lost: watch on in a new one.
+		fmt.Fprintf(stderr, "zkrecipes: %v; reconnecting\n", sess.Err())
+		for {
+			s, err := connect(ctx, g)
+			if ctx.Err() != nil {
+				return exitError{exitInterrupted, nil}
+			}
+			if err == nil {
+				if sess != w.sess {
+					_ = sess.Close()
+				}
+				sess = s
+				break
+			}
+			fmt.Fprintf(stderr, "zkrecipes: %v; trying again\n", err)
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+		}
 	}
-	if ctx.Err() != nil {
-		return exitError{exitInterrupted, nil}
-	}
-	return fmt.Errorf("watching %s: %w", path, w.sess.Err())
 }
 
 // describeElection is what inspect finds at p, if p is an election (or
@@ -145,11 +174,18 @@ func describeElection(ctx context.Context, sess *recipes.Session, p string) (ins
 	return in, exitError{exitConflict, fmt.Errorf("%s is used by %s, not by an election", p, what)}
 }
 
-// watchLeader calls show with the leader at p, or nil while nobody
-// campaigns, and again at each change, until ctx or the session ends. An
-// election at p may be a latch's or a selector's (a mutex's): it watches
-// for both, each watching only the head of its queue.
-func watchLeader(ctx context.Context, sess *recipes.Session, p string, show func(*inspected) error) error {
+// watched is what leader --watch has shown: whether anything yet, and the
+// leader's node ("" for nobody).
+type watched struct {
+	shown bool
+	last  string
+}
+
+// follow calls show with the leader at p, or nil while nobody campaigns,
+// unless it is what was shown last, and again at each change, until ctx or
+// the session ends. An election at p may be a latch's or a selector's (a
+// mutex's): it watches for both, each watching only the head of its queue.
+func (w *watched) follow(ctx context.Context, sess *recipes.Session, p string, show func(*inspected) error) error {
 	latch, err := election.NewLatch(sess, p, "")
 	if err != nil {
 		return err
@@ -159,10 +195,15 @@ func watchLeader(ctx context.Context, sess *recipes.Session, p string, show func
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // and the observers close their channels
 	feeds := []<-chan recipes.Participant{latch.Observe(ctx), selector.Observe(ctx)}
+	defer func() {
+		cancel()
+		for _, f := range feeds {
+			for range f { // until the observer is gone
+			}
+		}
+	}()
 	heads := make([]*recipes.Participant, len(feeds)) // nil until a feed's first
-	shown, last := false, ""
 	for {
 		var p recipes.Participant
 		var ok bool
@@ -182,10 +223,10 @@ func watchLeader(ctx context.Context, sess *recipes.Session, p string, show func
 		if lead.Path == "" {
 			lead = heads[1]
 		}
-		if shown && lead.Path == last {
+		if w.shown && lead.Path == w.last {
 			continue
 		}
-		shown, last = true, lead.Path
+		w.shown, w.last = true, lead.Path
 		var n *inspected
 		if lead.Path != "" {
 			q := node(*lead, time.Now())

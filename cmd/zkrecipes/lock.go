@@ -136,9 +136,9 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 			ops.revocable = ops.revocable && *revocable
 			return ops, err
 		},
-		env: func(ops lockOps, h *locks.Hold) []string {
+		env: func(path string, h *locks.Hold) []string {
 			return []string{
-				"ZKRECIPES_LOCK_PATH=" + ops.path,
+				"ZKRECIPES_LOCK_PATH=" + path,
 				"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(h.Token(), 10),
 				"ZKRECIPES_FENCING_TOKENS=" + fencingTokens(h),
 			}
@@ -159,8 +159,9 @@ type holding struct {
 	// build makes the recipe in the session; its ops are revocable only
 	// if the user asked for that (--revocable).
 	build func(sess *recipes.Session) (lockOps, error)
-	// env is the command's environment, besides zkrecipes' own.
-	env func(ops lockOps, h *locks.Hold) []string
+	// env is the command's environment, besides zkrecipes' own: path is
+	// what is held, as messages show it (a multilock's paths).
+	env func(path string, h *locks.Hold) []string
 }
 
 func (c holding) run(g globals, stderr io.Writer) error {
@@ -194,7 +195,7 @@ func (c holding) run(g globals, stderr io.Writer) error {
 	if ops.revocable {
 		revoked = h.Revoked()
 	}
-	run := child{command: c.command, env: c.env(ops, h), sessionTimeout: sess.Timeout(), sigs: sigs, stderr: stderr, what: c.what}
+	run := child{command: c.command, env: c.env(ops.path, h), sessionTimeout: sess.Timeout(), sigs: sigs, stderr: stderr, what: c.what}
 	e := run.run(h.Context(), revoked)
 	unlockErr := h.Release(context.Background())
 	switch {

@@ -149,7 +149,8 @@ const tryOnceUsage = `  --timeout 0, -n
                 --connect-timeout)
 `
 
-const quietUsage = `  -q            quiet, for scripts: no status lines (acquired, waiting);
+const quietUsage = `  -q            quiet, for scripts: no status lines (acquired, leading,
+                waiting);
                 errors and warnings are still printed
 `
 
