@@ -187,7 +187,10 @@ func (e *Ensemble) Followers() []int { return e.e.Followers() }
 func (e *Ensemble) Stop(i int) error { return e.e.Stop(i) }
 
 // Start starts member i again after Stop, and, if a majority then runs,
-// waits until every running member serves.
+// waits until every running member serves and member i has applied what
+// the leader had: killing the leader while a member still takes its
+// leader's diff can leave that member inconsistent for good in ZooKeeper
+// 3.8.0.
 func (e *Ensemble) Start(i int) error { return e.e.Start(i) }
 
 // Restart stops and starts member i.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -157,6 +158,21 @@ func serverMode(addr string, timeout time.Duration) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("not serving: %q", strings.TrimSpace(out))
+}
+
+// lastZxid asks addr for "srvr" and returns its Zxid: the last transaction
+// the server applied.
+func lastZxid(addr string) (int64, error) {
+	out, err := FourLetterWord(addr, "srvr", answerBound)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(out) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Zxid: "); ok {
+			return strconv.ParseInt(v, 0, 64)
+		}
+	}
+	return 0, fmt.Errorf("no Zxid in %q", strings.TrimSpace(out))
 }
 
 // portInUse reports whether the server log says a port could not be bound.
