@@ -102,6 +102,7 @@ func (s *curatorSide) lead(ctx context.Context, b *testing.B) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // if a round fails before its kill
 	deadline := time.Now().Add(time.Minute)
 	for {
 		events, _ := os.ReadFile(s.log)

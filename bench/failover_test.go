@@ -87,7 +87,7 @@ func BenchmarkFailover(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel) // after the sides' cleanups: the Java follower exits on its own first
 	leaders := newRelay(b, servers(b)[0])
-	sides := []failoverSide{newLatchSide(b, ctx, root+"/latch", leaders.addr()), newCuratorSide(b, ctx, root+"/curator", leaders.addr())}
+	sides := []failoverSide{newLatchSide(b, root+"/latch", leaders.addr()), newCuratorSide(b, ctx, root+"/curator", leaders.addr())}
 	times := make([][]failover, len(sides))
 	start := time.Now()
 	for round := range kills {
@@ -205,13 +205,13 @@ type latchSide struct {
 
 // newLatchSide makes our side: leaders at path reach the server at
 // leaders, the follower directly.
-func newLatchSide(b *testing.B, ctx context.Context, path, leaders string) *latchSide {
+func newLatchSide(b *testing.B, path, leaders string) *latchSide {
 	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
-	l, err := election.NewLatch(connectFailover(b, ctx), path, "go-follower")
+	l, err := election.NewLatch(connectWith(b, recipes.WithSessionTimeout(failoverSession)), path, "go-follower")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -239,6 +239,7 @@ func (s *latchSide) lead(ctx context.Context, b *testing.B) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // if a round fails before its kill
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if line != "leading\n" {
 		_ = cmd.Process.Kill()
@@ -257,20 +258,6 @@ func (s *latchSide) resign(ctx context.Context, b *testing.B, term *locks.Hold) 
 	if err := term.Release(ctx); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// connectFailover opens a session straight to the server (no proxy: it
-// counts nothing here) with failoverSession, closed when b ends.
-func connectFailover(b *testing.B, ctx context.Context) *recipes.Session {
-	b.Helper()
-	ctx, cancel := context.WithTimeout(ctx, connectWait)
-	defer cancel()
-	sess, err := recipes.Connect(ctx, servers(b), recipes.WithSessionTimeout(failoverSession))
-	if err != nil {
-		b.Fatalf("connect: %v", err)
-	}
-	b.Cleanup(func() { _ = sess.Close() })
-	return sess
 }
 
 // runFailoverLeader is the test binary run as BenchmarkFailover's leader:

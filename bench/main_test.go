@@ -238,9 +238,15 @@ func newProxy(b *testing.B) *testenv.Proxy {
 // ends.
 func connect(b *testing.B, p *testenv.Proxy) *recipes.Session {
 	b.Helper()
+	return connectWith(b, recipes.WithDialer(p.Dialer))
+}
+
+// connectWith opens a session to the servers with opts, closed when b ends.
+func connectWith(b *testing.B, opts ...recipes.Option) *recipes.Session {
+	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), connectWait)
 	defer cancel()
-	sess, err := recipes.Connect(ctx, servers(b), recipes.WithDialer(p.Dialer))
+	sess, err := recipes.Connect(ctx, servers(b), opts...)
 	if err != nil {
 		b.Fatalf("connect: %v", err)
 	}

@@ -10,9 +10,11 @@ import (
 
 // A relay is a TCP proxy to a server that notes when the server last
 // answered a client through it: BenchmarkFailover's leaders reach the
-// server through one, so that it knows when the server last heard from a
-// leader it killed (a server answers each request and ping as it reads
-// it). testenv.Proxy does not show pings and syncs.
+// server through one, so that it knows about when the server last heard
+// from a leader it killed. An idle leader sends pings and syncs, which the
+// server answers at once; the last answer can come a little after the
+// last request (a sync's waits for the writes ahead of it). testenv.Proxy
+// does not show pings and syncs.
 type relay struct {
 	proxy *zkserver.TCPProxy
 	heard atomic.Int64 // the Unix nanoseconds of the server's last answer

@@ -15,7 +15,7 @@ const (
 	RuleFencing   = "fencing"           // a superseded or ended holder's write was accepted
 	RuleLiveness  = "liveness"          // a worker hung, got stuck, or vanished
 	RuleTimeline  = "timeline"          // the timeline contradicts itself
-	RuleTakeover  = "takeover"          // no new leader within T + TakeoverBound of a fault on the leader
+	RuleTakeover  = "takeover"          // no new leader within T + TakeoverBound (ServerTakeoverBound) of a fault on the leader
 )
 
 // Violation is one broken promise, shown at the event with sequence Seq.

@@ -262,12 +262,13 @@ func session(t, pid int, timeout time.Duration) Event {
 func TestCheckTakeover(t *testing.T) {
 	const p, T = "/leader", 2 * time.Second
 	limit := int((T + TakeoverBound) / time.Millisecond)
+	serverLimit := int((T + ServerTakeoverBound) / time.Millisecond)
 	sessions := []Event{start(0, 10), start(0, 11), start(0, 12), session(1, 10, T), session(1, 11, T), session(1, 12, T)}
 	tests := []struct {
 		name   string
 		events []Event
 		want   []string   // broken rules, in order
-		takes  []Takeover // what was measured; Fault is left out, Limit is T + TakeoverBound unless set
+		takes  []Takeover // what was measured; Fault is left out, Limit is T + the fault's bound unless set
 	}{{
 		name: "leader killed, the next takes over after T",
 		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvKill, 10),
@@ -296,6 +297,27 @@ func TestCheckTakeover(t *testing.T) {
 			exit(900, 10, "a"), enter(920, 11, "b", RecipeLatch, p, 7), exit(1500, 11, "b"),
 			end(1600, 10), end(1601, 11), end(1602, 12))...),
 		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvSrvKill, Kept: true, Next: "b", After: 20 * time.Millisecond}},
+	}, {
+		name: "negative control: a kept term's hand-off comes too late",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvSrvKill, 2),
+			exit(900, 10, "a"), enter(900+serverLimit+1, 11, "b", RecipeLatch, p, 7), exit(9000, 11, "b"),
+			end(9100, 10), end(9101, 11), end(9102, 12))...),
+		want: []string{RuleTakeover},
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvSrvKill, Kept: true, Next: "b",
+			After: time.Duration(serverLimit+1) * time.Millisecond}},
+	}, {
+		name: "a term lost to a server kill has the server kill's bound",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvSrvKill, 2),
+			loss(3000, 10, "a"), enter(100+limit+1, 11, "b", RecipeLatch, p, 7), exit(9000, 11, "b"),
+			end(9100, 10), end(9101, 11), end(9102, 12))...),
+		takes: []Takeover{{Hold: "a", Pid: 10, Path: p, FaultEv: EvSrvKill, Next: "b",
+			After: time.Duration(limit+1) * time.Millisecond}},
+	}, {
+		name: "negative control: two terms at once are an exclusion violation",
+		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5),
+			enter(20, 11, "b", RecipeLatch, p, 7), exit(30, 10, "a"), exit(40, 11, "b"),
+			end(50, 10), end(51, 11), end(52, 12))...),
+		want: []string{RuleExclusion},
 	}, {
 		name: "a term lost after a server kill is measured from the kill",
 		events: timeline(append(slices.Clone(sessions), enter(10, 10, "a", RecipeLatch, p, 5), fault(100, EvSrvKill, 2),
@@ -344,7 +366,7 @@ func TestCheckTakeover(t *testing.T) {
 				r.Takeovers[i].Fault = ""
 			}
 			for i := range tt.takes {
-				tt.takes[i].Limit = cmp.Or(tt.takes[i].Limit, T+TakeoverBound)
+				tt.takes[i].Limit = cmp.Or(tt.takes[i].Limit, T+takeoverBound(tt.takes[i].FaultEv))
 			}
 			assert.Equal(t, tt.takes, r.Takeovers)
 		})

@@ -2,7 +2,9 @@ package chaos_test
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"sync"
 	"syscall"
@@ -82,12 +84,34 @@ func (r *run) awaitLoss(seq, pid int) {
 	})
 }
 
+// maxMisses bounds how often in a row a fault may miss its target, the
+// holder having let go just before it, before the round fails.
+const maxMisses = 20
+
+// missed fails the round if its fault has missed its target too often.
+func (r *run) missed(misses int, fault string) {
+	r.t.Helper()
+	require.Less(r.t, misses, maxMisses, "%s: %d times in a row the holder let go just before it", fault, misses)
+}
+
+// intoTerm waits, in an election scenario, a random part of the term's
+// hold time, so that a fault meant for the leader lands anywhere in its
+// term, guarded writes in flight included, rather than just after it
+// entered. The locks' holds are short enough as they are.
+func (r *run) intoTerm() {
+	if r.sc.election {
+		time.Sleep(rand.N(cmp.Or(r.sc.hold, r.cfg.hold))) // a random moment of the term, not a wait for a state
+	}
+}
+
 // killHolder kills -9 the target's holder and waits for the next holder. A
 // holder that let go just before the kill was not the one: it kills the
 // next, so that every round kills a holder.
 func killHolder(r *run) {
-	for {
+	for misses := 0; ; misses++ {
+		r.missed(misses, "kill")
 		pid := r.holder()
+		r.intoTerm()
 		seq := r.kill(pid, r.targetName())
 		if r.heldAt(seq, pid) {
 			r.awaitOtherEnters("the next holder after the kill", seq, pid)
@@ -112,8 +136,10 @@ func killWaiter(r *run) {
 // has entered, then resumes it and waits for it to notice its loss.
 func stopHolder(r *run) {
 	var pid, seq int
-	for {
+	for misses := 0; ; misses++ {
+		r.missed(misses, "SIGSTOP")
 		pid = r.holder()
+		r.intoTerm()
 		require.NoError(r.t, syscall.Kill(pid, syscall.SIGSTOP))
 		r.mustAwait("the holder stopped", r.bound(), func(*view) bool { return stopped(pid) })
 		// Stopped, it has written its last line: does it still hold?
@@ -196,7 +222,8 @@ func isolateFollower(r *run) {
 // just before the cut was not the one: the cut is healed and made again.
 func partition(note string, c cut) func(r *run) {
 	return func(r *run) {
-		for {
+		for misses := 0; ; misses++ {
+			r.missed(misses, note)
 			pid := r.holder()
 			time.Sleep(r.sc.idle) // the holder idles under the lock
 			heal := c(r.proxies[r.proc(pid).slot])
@@ -223,7 +250,8 @@ func partition(note string, c cut) func(r *run) {
 func serverKill(pick func(r *run) (member int, role string, holder int)) func(r *run) {
 	return func(r *run) {
 		e := r.ensemble
-		for {
+		for misses := 0; ; misses++ {
+			r.missed(misses, "server kill")
 			i, role, pid := pick(r)
 			require.NoError(r.t, e.Stop(i))
 			seq := r.fault(chaos.Event{Type: chaos.EvSrvKill, Target: i + 1, Note: role})

@@ -72,6 +72,13 @@ var scenarios = []scenario{{
 	expect: func(t *testing.T, r *run, rep *chaos.Report) {
 		stoppedLost(t, r, rep)
 		tookOver(chaos.EvStop)(t, r, rep)
+		// Fencing did the work: a stopped leader's writes after SIGCONT
+		// were refused, at least once.
+		refused := 0
+		for _, f := range rep.Frozen {
+			refused += f.Rejected
+		}
+		assert.Positive(t, refused, "no stopped leader's write was refused: %+v", rep.Frozen)
 	},
 }, {
 	name: "election-server-restart", timeout: 4 * time.Second, ensemble: true, fault: serverKill(holdersServer),
@@ -115,12 +122,16 @@ func tookOver(fault string) func(t *testing.T, r *run, rep *chaos.Report) {
 				t.Errorf("%s was told of its loss %v after %s entered", m.Hold, -m.Margin, m.Next)
 			}
 		}
-		n := 0
+		n, kept := 0, 0
 		for _, to := range rep.Takeovers {
 			if to.FaultEv == fault && to.Next != "" {
 				n++
+				if to.Kept {
+					kept++
+				}
 			}
 		}
+		t.Logf("takeovers after a %s: %d, %d of them after a term that outlived it", fault, n, kept)
 		assert.GreaterOrEqual(t, n, r.rounds(), "takeovers measured after a %s: %+v", fault, rep.Takeovers)
 	}
 }

@@ -7,18 +7,31 @@ import (
 )
 
 // TakeoverBound is how much longer than the session timeout T a new leader
-// may take to follow a fault that hurt the leader: from the fault (for a
-// kill -9, the kill), or from the old leader's resignation if its term
-// outlived the fault, to the next term's enter. A lost session is expired
-// by the server within T of the last packet it heard, which is before the
-// fault, rounded up to a tick (100 ms in the harness); then the ephemeral
-// node goes, the next in line hears of it (a watch event and a listing:
-// round trips on loopback), enters and logs it. After a restart of an
-// ensemble member the leader's session moves to another member, or, if no
-// quorum answers in time, is lost and expired once a new ensemble leader
-// runs the sessions' clocks. The rest of the bound is headroom for a loaded
-// 2-core machine and the race detector; docs/faults.md gives the figures.
-const TakeoverBound = 2 * time.Second
+// may take to follow a fault on the leader's own process (kill -9, SIGSTOP,
+// a cut): from the fault to the next term's enter. A process the server no
+// longer hears from has its session expired within T of the last packet it
+// heard, which came before the fault, rounded up to a tick (100 ms in the
+// harness); then its node goes, and the next in line hears of it through
+// its watch, lists the children and logs its enter: loopback round trips.
+// The rest is headroom for a loaded 2-core machine and the race detector;
+// docs/faults.md gives the figures.
+const TakeoverBound = time.Second
+
+// ServerTakeoverBound is the same after a kill of the ensemble member the
+// leader's session is on, from the kill, or from the old leader's
+// resignation if its term outlived the kill (its session moved to another
+// member). The session moves, or, if the killed member led the ensemble,
+// the others first elect a leader that runs the sessions' clocks from its
+// start; a participant whose campaign failed meanwhile backs off.
+const ServerTakeoverBound = 2 * time.Second
+
+// takeoverBound is the bound after a fault of type fault.
+func takeoverBound(fault string) time.Duration {
+	if fault == EvSrvKill {
+		return ServerTakeoverBound
+	}
+	return TakeoverBound
+}
 
 // Takeover measures how soon a new leader followed a fault that hit a term
 // (a hold of an election recipe live at the fault).
@@ -28,12 +41,12 @@ type Takeover struct {
 	Path    string
 	Fault   string // the fault event, as Event.String
 	FaultEv string // its type
-	// Kept is set when the term outlived the fault and ended by
+	// Kept is set when the term outlived a server kill and ended by
 	// resigning: the takeover is then measured from its exit.
 	Kept  bool
 	Next  string        // the next term; "" if none
 	After time.Duration // from the fault (or the resignation) to Next's enter
-	Limit time.Duration // T + TakeoverBound, T the old leader's session timeout
+	Limit time.Duration // T + the fault's bound, T the old leader's session timeout
 }
 
 // term reports whether h is a term of an election, whose takeover after a
@@ -46,7 +59,7 @@ func (h *hold) term() bool { return h.enter.Recipe == RecipeLatch }
 // the next term on the same path entered. That may be a term of the same
 // process, campaigning again in a new session after it lost its term (as
 // every participant whose session a server restart cost does): it is a new
-// leader all the same. The time must be at most T + TakeoverBound; a
+// leader all the same. The time must be at most T + the fault's bound; a
 // takeover that never came is a violation too if the timeline goes on past
 // that limit.
 func checkTakeovers(r *Report, events []Event, holds map[string]*hold) {
@@ -76,7 +89,7 @@ func checkTakeovers(r *Report, events []Event, holds map[string]*hold) {
 				t.Next, t.After = b.id(), time.Duration(ev.Time-from[i])
 				if t.After > t.Limit {
 					r.add(RuleTakeover, ev.Seq, "%s took over %s %v after %s, over T + %v = %v",
-						b.id(), t.Path, t.After, t.Fault, TakeoverBound, t.Limit)
+						b.id(), t.Path, t.After, t.Fault, takeoverBound(t.FaultEv), t.Limit)
 				}
 				return true
 			})
@@ -107,14 +120,16 @@ func checkTakeovers(r *Report, events []Event, holds map[string]*hold) {
 					r.add(RuleTimeline, ev.Seq, "no session timeout known for the process of %s", h.id())
 				}
 				start := ev.Time
-				kept := h.end != nil && h.end.Type == EvExit && !h.lost() && h.end.Seq > ev.Seq
+				// Only a server kill can leave the term alive: its
+				// session moves to another member.
+				kept := ev.Type == EvSrvKill && h.end != nil && h.end.Type == EvExit && !h.lost()
 				if kept {
 					start = h.end.Time
 				}
 				from[len(r.Takeovers)] = start
 				open = append(open, len(r.Takeovers))
 				r.Takeovers = append(r.Takeovers, Takeover{Hold: h.id(), Pid: h.enter.Pid, Path: p,
-					Fault: ev.String(), FaultEv: ev.Type, Kept: kept, Limit: t + TakeoverBound})
+					Fault: ev.String(), FaultEv: ev.Type, Kept: kept, Limit: t + takeoverBound(ev.Type)})
 			}
 		}
 		if ev.Type == EvKill {
@@ -128,7 +143,7 @@ func checkTakeovers(r *Report, events []Event, holds map[string]*hold) {
 	for _, i := range open {
 		if t := r.Takeovers[i]; time.Duration(last.Time-from[i]) > t.Limit {
 			r.add(RuleTakeover, last.Seq, "no new term on %s within T + %v = %v of %s",
-				t.Path, TakeoverBound, t.Limit, t.Fault)
+				t.Path, takeoverBound(t.FaultEv), t.Limit, t.Fault)
 		}
 	}
 }

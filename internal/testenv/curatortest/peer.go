@@ -144,7 +144,14 @@ func (p *Peer) ClassPath() string { return p.classPath }
 // 10 seconds later. On Linux it is also killed if the calling process dies.
 func (p *Peer) Command(ctx context.Context, args ...string) *exec.Cmd {
 	argv := append([]string{}, p.jvmFlags...)
-	if len(args) == 0 || !strings.HasPrefix(args[0], "bench-") {
+	mode := "" // the first argument that is not an option (--session-ms=N)
+	for _, a := range args {
+		if !strings.HasPrefix(a, "--") {
+			mode = a
+			break
+		}
+	}
+	if !strings.HasPrefix(mode, "bench-") {
 		// Short runs: the C1 compiler alone starts faster. Benchmarks keep
 		// the default tiered compilation, as a Java service would.
 		argv = append(argv, "-XX:TieredStopAtLevel=1")
