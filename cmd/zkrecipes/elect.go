@@ -66,11 +66,8 @@ through the other failures, campaigning again.
 // *election.Selector.
 type candidate interface {
 	election.Campaigner
-	Path() string
-	ID() string
 	TryCampaign(ctx context.Context) (*locks.Hold, bool, error)
 	Participants(ctx context.Context) ([]recipes.Participant, error)
-	Observe(ctx context.Context) <-chan recipes.Participant
 }
 
 // newCandidate is the participant id in the election at path: a Latch, or
@@ -272,17 +269,16 @@ func (r requeued) run(g globals) error {
 			default:
 				wait, pause = minRequeuePause, minRequeuePause
 			}
-			what := fmt.Sprintf("the command exited with status %d", e.code)
-			if e.lost {
+			what, out := fmt.Sprintf("the command exited with status %d", e.code), r.status
+			switch {
+			case e.lost:
 				what = "leadership lost"
+			case e.code != 0:
+				out = r.stderr // a failure: not a status line
 			}
 			if wait == 0 {
-				fmt.Fprintf(r.status, "zkrecipes: %s; campaigning again for %s\n", what, r.path)
+				fmt.Fprintf(out, "zkrecipes: %s; campaigning again for %s\n", what, r.path)
 				return nil
-			}
-			out := r.status
-			if e.code != 0 && !e.lost {
-				out = r.stderr // a failure: not a status line
 			}
 			fmt.Fprintf(out, "zkrecipes: %s; campaigning again for %s in %v\n", what, r.path, wait)
 			t := time.NewTimer(wait)
