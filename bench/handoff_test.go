@@ -58,25 +58,20 @@ func BenchmarkHandoff(b *testing.B) {
 		sub{"curator-selector", func(b *testing.B) { benchCuratorHandoff(b, "bench-selector-handoff") }})
 }
 
-// A candidate is an election.Latch or an election.Selector.
-type candidate interface {
-	Campaign(ctx context.Context) (*locks.Hold, error)
-}
-
-func newLatch(sess *recipes.Session, path, id string) (candidate, error) {
+func newLatch(sess *recipes.Session, path, id string) (election.Campaigner, error) {
 	return election.NewLatch(sess, path, id)
 }
 
-func newSelector(sess *recipes.Session, path, id string) (candidate, error) {
+func newSelector(sess *recipes.Session, path, id string) (election.Campaigner, error) {
 	return election.NewSelector(sess, path, id)
 }
 
 // benchHandoff is BenchmarkHandoff for ours, with candidates from mk.
-func benchHandoff(b *testing.B, mk func(sess *recipes.Session, path, id string) (candidate, error)) {
+func benchHandoff(b *testing.B, mk func(sess *recipes.Session, path, id string) (election.Campaigner, error)) {
 	admin, root := newRoot(b)
 	path := root + "/election"
 	p := newProxy(b)
-	var candidates [2]candidate
+	var candidates [2]election.Campaigner
 	for i := range candidates {
 		c, err := mk(connect(b, p), path, strconv.Itoa(i))
 		if err != nil {
@@ -166,7 +161,7 @@ type campaigned struct {
 // campaign campaigns with c in the background. The channel receives the
 // outcome once, stamped as soon as Campaign returns; ending ctx ends the
 // campaign.
-func campaign(ctx context.Context, c candidate) <-chan campaigned {
+func campaign(ctx context.Context, c election.Campaigner) <-chan campaigned {
 	ch := make(chan campaigned, 1)
 	go func() {
 		term, err := c.Campaign(ctx)

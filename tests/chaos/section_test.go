@@ -108,15 +108,15 @@ func (w *worker) work(sess *recipes.Session, id string, h *held) error {
 		defer t.Stop()
 		pace = t.C
 	}
-	for {
+	for working := true; working; {
 		select {
 		case <-pace:
 			w.writes(sess, id, h)
-			continue
 		case <-hold.C:
+			working = false
 		case <-h.done:
+			working = false
 		}
-		break
 	}
 	w.writes(sess, id, h)
 	exited := finish(false)
