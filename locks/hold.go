@@ -60,13 +60,19 @@ type multiKey struct{ ml *MultiLock }
 // not nil, carries the hold under key.
 func newHold(ctx context.Context, key any, path string, sess *recipes.Session, node *seqnode.Hold) *Hold {
 	h := &Hold{path: path, held: nodeHold{sess: sess, n: node}, key: key, count: 1}
-	h.ctx, h.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	h.ctx, h.cancel = context.WithCancelCause(workContext(ctx))
 	if key != nil {
 		h.ctx = context.WithValue(h.ctx, key, h)
 	}
 	node.OnEnd(h.end)
 	report(sess, recipeOf(key), path, node)
 	return h
+}
+
+// workContext is the base of a Hold's Context: ctx's values, without its
+// end or the acquisition's WithQueued.
+func workContext(ctx context.Context) context.Context {
+	return seqnode.WithQueued(context.WithoutCancel(ctx), nil)
 }
 
 // recipeOf names the recipe of a hold under key, for telemetry.
@@ -114,7 +120,7 @@ func measured[T any](ctx context.Context, sess *recipes.Session, recipe, path st
 func newMultiHold(ctx context.Context, key any, path string, members []*Hold) *Hold {
 	multi := &multiHold{all: members}
 	h := &Hold{path: path, held: multi, key: key, count: 1}
-	hctx := context.WithoutCancel(ctx)
+	hctx := workContext(ctx)
 	for _, c := range h.carried(nil) {
 		hctx = context.WithValue(hctx, c.key, c)
 	}
@@ -402,7 +408,9 @@ func acquire(ctx context.Context, sess *recipes.Session, key holdKey, spec seqno
 	if h, found, err := reenter(ctx, key, key.path); found {
 		return h, err == nil, err
 	}
-	node, ok, err := measured(ctx, sess, key.kind, key.path, func() (*seqnode.Hold, bool, error) { return w.take(ctx, sess, spec) })
+	node, ok, err := measured(ctx, sess, key.kind, key.path, func() (*seqnode.Hold, bool, error) {
+		return w.take(seqnode.OneAcquisition(ctx), sess, spec)
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("lock %s: %w", key.path, err)
 	}

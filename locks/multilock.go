@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -124,7 +125,7 @@ func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
 		return h, err
 	}
 	// Losing a member ends the wait for the next ones.
-	wctx, cancel := context.WithCancelCause(ctx)
+	wctx, cancel := context.WithCancelCause(seqnode.OneAcquisition(ctx))
 	defer cancel(nil)
 	members := make([]*Hold, 0, len(ml.members))
 	for _, m := range ml.members {

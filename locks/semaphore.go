@@ -170,6 +170,7 @@ func (s *Semaphore) take(ctx context.Context, n int, w how) ([]*seqnode.Hold, bo
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
+	ctx = seqnode.OneAcquisition(ctx) // it may wait at the gate, then for leases
 	gate, ok, err := w.take(ctx, s.sess, s.gate)
 	if err != nil || !ok {
 		return nil, false, wrapSemaphore(s.at.Path, err)

@@ -227,10 +227,16 @@ func (r requeued) run(g globals) error {
 				return nil, err
 			}
 			return campaign(func(ctx context.Context) (*locks.Hold, error) {
-				if line := leaderStatus(ctx, s, c); line != "" {
-					fmt.Fprintf(r.status, "zkrecipes: campaigning for %s%s\n", r.path, line)
+				// It says who leads once it waits, as lock does.
+				var say func()
+				if r.status != io.Discard {
+					say = func() {
+						if line := leaderStatus(ctx, s, c); line != "" {
+							fmt.Fprintf(r.status, "zkrecipes: campaigning for %s%s\n", r.path, line)
+						}
+					}
 				}
-				h, err := c.Campaign(ctx)
+				h, err := waitSaying(ctx, c.Campaign, 0, say)
 				switch {
 				case err == nil || ctx.Err() != nil:
 				case errors.Is(err, recipes.ErrInvalid), errors.Is(err, recipes.ErrOtherRecipe), notAllowed(err):

@@ -61,9 +61,6 @@ go to the whole group. If zkrecipes is killed, so is CMD.
 // statusEvery is how often a waiting command repeats who holds the lock.
 const statusEvery = 5 * time.Second
 
-// firstReportAfter is how long a multi-lock waits before it says it waits.
-const firstReportAfter = 500 * time.Millisecond
-
 // holdCommand runs a command while holding a recipe: lock, rlock, wlock,
 // semaphore, semaphore-mutex, multilock.
 func holdCommand(g globals, name string, args []string, _, stderr io.Writer) error {
@@ -219,54 +216,23 @@ func tryAcquire(ctx context.Context, ops lockOps) (*locks.Hold, error) {
 	return h, nil
 }
 
-// acquire takes the lock within timeout (0: no limit), telling stderr who
-// holds it while it waits.
+// acquire takes the lock within timeout (0: no limit). It queues once, with
+// one node, and says on stderr who holds the lock when, and only when, it
+// waits: once the library says the acquisition queued, then every
+// statusEvery. Quiet (stderr discards), it reads nothing to say so.
 func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.Writer) (*locks.Hold, error) {
-	if ops.try != nil {
-		h, ok, err := ops.try(ctx)
-		if err != nil {
-			return nil, waitFailure(ctx, ops.path, err)
-		}
-		if ok {
-			return h, nil
-		}
-	}
 	wctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
-	type result struct {
-		h   *locks.Hold
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		h, err := ops.lock(wctx)
-		done <- result{h, err}
-	}()
-	start := time.Now()
-	report := func() {
-		fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%s)%s\n", ops.path, shortAge(time.Since(start)), ops.status(ctx))
-	}
-	// A lock that could not be tried (a multi-lock), or whose try may have
-	// met another acquirer passing its gate (a semaphore), may well be
-	// free: it says it waits only if it still does a moment later.
-	first := time.NewTimer(0)
-	if ops.try == nil || ops.gated {
-		first.Reset(firstReportAfter)
-	}
-	defer first.Stop()
-	tick := time.NewTicker(statusEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case r := <-done:
-			if r.err != nil {
-				return nil, waitFailure(wctx, ops.path, r.err)
-			}
-			return r.h, nil
-		case <-first.C:
-			report()
-		case <-tick.C:
-			report()
+	var say func()
+	if stderr != io.Discard {
+		start := time.Now()
+		say = func() {
+			fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%s)%s\n", ops.path, shortAge(time.Since(start)), ops.status(ctx))
 		}
 	}
+	h, err := waitSaying(wctx, ops.lock, statusEvery, say)
+	if err != nil {
+		return nil, waitFailure(wctx, ops.path, err)
+	}
+	return h, nil
 }

@@ -18,7 +18,6 @@ type lockOps struct {
 	try       func(ctx context.Context) (*locks.Hold, bool, error) // nil if the recipe cannot try
 	status    func(ctx context.Context) string                     // who holds it, for the waiting line
 	revocable bool                                                 // a holder can be asked to let go
-	gated     bool                                                 // try may find it busy only because another acquirer is passing its gate
 }
 
 // semaphoreSize is a semaphore's number of leases: fixed, or the shared count
@@ -38,22 +37,22 @@ func buildOps(name string, sess *recipes.Session, paths []string, size semaphore
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{path, m.Lock, m.TryLock, status, true, false}, nil
+		return lockOps{path, m.Lock, m.TryLock, status, true}, nil
 	case "wlock", "rlock":
 		rw, err := locks.NewRWMutex(sess, path, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
 		if name == "rlock" {
-			return lockOps{path, rw.RLock, rw.TryRLock, status, true, false}, nil
+			return lockOps{path, rw.RLock, rw.TryRLock, status, true}, nil
 		}
-		return lockOps{path, rw.Lock, rw.TryLock, status, true, false}, nil
+		return lockOps{path, rw.Lock, rw.TryLock, status, true}, nil
 	case "semaphore-mutex":
 		m, err := locks.NewSemaphoreMutex(sess, path, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{path, m.Lock, m.TryLock, status, false, true}, nil
+		return lockOps{path, m.Lock, m.TryLock, status, false}, nil
 	case "semaphore":
 		var sem *locks.Semaphore
 		var err error
@@ -79,13 +78,13 @@ func buildOps(name string, sess *recipes.Session, paths []string, size semaphore
 			}
 			return ls[0], true, nil
 		}
-		return lockOps{path, lock, try, status, false, true}, nil
+		return lockOps{path, lock, try, status, false}, nil
 	case "multilock":
 		ml, err := locks.NewMultiMutex(sess, paths, opts...)
 		if err != nil {
 			return lockOps{}, err
 		}
-		return lockOps{ml.Path(), ml.Lock, nil, status, false, false}, nil
+		return lockOps{ml.Path(), ml.Lock, nil, status, false}, nil
 	}
 	return lockOps{}, fmt.Errorf("unknown recipe %q", name)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/zkrecipes/recipes"
@@ -45,4 +46,43 @@ func waitFailure(ctx context.Context, what string, err error) error {
 // busy is the failure of a try-once (-n) that found what busy.
 func busy(what string) error {
 	return exitError{exitTimeout, fmt.Errorf("%s is busy (tried once)", what)}
+}
+
+// waitSaying runs lock and, if say is not nil, calls say when the
+// acquisition queues (locks.WithQueued) and then every every (0: only
+// then) until lock returns. say runs in this goroutine, lock in another, so
+// that what say reads delays neither the acquisition nor its hand-off; say
+// is not called after waitSaying returns.
+func waitSaying(ctx context.Context, lock func(context.Context) (*locks.Hold, error), every time.Duration, say func()) (*locks.Hold, error) {
+	if say == nil {
+		return lock(ctx)
+	}
+	queued := make(chan struct{})
+	ctx = locks.WithQueued(ctx, sync.OnceFunc(func() { close(queued) }))
+	type result struct {
+		h   *locks.Hold
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		h, err := lock(ctx)
+		done <- result{h, err}
+	}()
+	var tick <-chan time.Time
+	for {
+		select {
+		case r := <-done:
+			return r.h, r.err
+		case <-queued:
+			queued = nil
+			say()
+			if every > 0 {
+				t := time.NewTicker(every)
+				defer t.Stop()
+				tick = t.C
+			}
+		case <-tick:
+			say()
+		}
+	}
 }

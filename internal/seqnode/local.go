@@ -146,6 +146,11 @@ func inLocalTurn(ctx context.Context, sess znode.Session, spec Spec, wait bool, 
 	}
 	select {
 	case <-turn:
+	default:
+		queued(ctx) // others of this session are ahead
+	}
+	select {
+	case <-turn:
 	case <-ctx.Done():
 		locals.leave(k, turn) // hands on a turn that came meanwhile
 		return nil, znode.CtxErr(ctx)

@@ -36,6 +36,9 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, firs
 			w.giveUp()
 		}
 	}()
+	if !w.at.holds && !w.at.missing {
+		queued(ctx)
+	}
 	for {
 		switch {
 		case w.at.missing:

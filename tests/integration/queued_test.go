@@ -1,0 +1,155 @@
+package integration_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/election"
+	"github.com/zkrecipes/recipes/locks"
+)
+
+// queuedCount is a context whose acquisitions count their WithQueued calls
+// and, at each, record how many nodes dir has.
+type queuedCount struct {
+	calls atomic.Int32
+	nodes atomic.Int32 // dir's nodes at the last call
+}
+
+func (q *queuedCount) ctx(conn *zk.Conn, dir string) context.Context {
+	return locks.WithQueued(bg(), func() {
+		names, _, _ := conn.Children(dir)
+		q.nodes.Store(int32(len(names)))
+		q.calls.Add(1)
+	})
+}
+
+// TestWithQueuedTellsEachWaitOnce: an acquisition that waits tells so once,
+// when its node is in line; one that waits twice (a semaphore at its gate
+// and for a lease, a multi-lock for two members) still once; one that does
+// not wait (a free lock, a re-entry, a TryLock) never. A Hold's Context does
+// not carry it on.
+func TestWithQueuedTellsEachWaitOnce(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	holder, waiter := connect(t), connect(t)
+	type taker = func(ctx context.Context) (*locks.Hold, error)
+	semaphore := func(path string) func(s *recipes.Session) taker {
+		return func(s *recipes.Session) taker { return leaseLocker{newSemaphore(t, s, path, 1)}.Lock }
+	}
+	for _, c := range []struct {
+		name   string
+		take   func(s *recipes.Session) taker
+		dir    string // where the waiter's node is in line
+		nodes  int32  // its nodes then: the holder's and the waiter's
+		holder *recipes.Session
+	}{
+		{"mutex", func(s *recipes.Session) taker { return newMutex(t, s, root+"/mutex").Lock }, root + "/mutex", 2, holder},
+		{"write", func(s *recipes.Session) taker {
+			rw, err := locks.NewRWMutex(s, root+"/rw")
+			require.NoError(t, err)
+			return rw.Lock
+		}, root + "/rw", 2, holder},
+		{"semaphore", semaphore(root + "/sem"), root + "/sem/leases", 2, holder},
+		{"latch", func(s *recipes.Session) taker {
+			l, err := election.NewLatch(s, root+"/latch", "id")
+			require.NoError(t, err)
+			return l.Campaign
+		}, root + "/latch", 2, holder},
+		{"multilock", func(s *recipes.Session) taker {
+			ml, err := locks.NewMultiMutex(s, []string{root + "/m1", root + "/m2"})
+			require.NoError(t, err)
+			return ml.Lock
+		}, root + "/m1", 2, holder},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var free queuedCount
+			h, err := c.take(waiter)(free.ctx(admin, c.dir))
+			require.NoError(t, err)
+			require.NoError(t, h.Release(bg()))
+			assert.Zero(t, free.calls.Load(), "a free lock does not wait")
+
+			held, err := c.take(c.holder)(bg())
+			require.NoError(t, err)
+			var q queuedCount
+			got := make(chan error, 1)
+			var h2 *locks.Hold
+			go func() {
+				var err error
+				h2, err = c.take(waiter)(q.ctx(admin, c.dir))
+				got <- err
+			}()
+			eventually(t, "the waiter to say it waits", func() bool { return q.calls.Load() > 0 })
+			assert.Equal(t, c.nodes, q.nodes.Load(), "its node in line when it says so")
+			require.NoError(t, held.Release(bg()))
+			require.NoError(t, <-got)
+			assert.Equal(t, int32(1), q.calls.Load(), "once per acquisition")
+
+			// The work's context does not carry it: a wait under it is
+			// another caller's.
+			other, err := newMutex(t, holder, root+"/"+c.name+"-nested").Lock(bg())
+			require.NoError(t, err)
+			nested := make(chan error, 1)
+			go func() {
+				n, err := newMutex(t, waiter, root+"/"+c.name+"-nested").Lock(h2.Context())
+				if err == nil {
+					err = n.Release(bg())
+				}
+				nested <- err
+			}()
+			waitQueued(t, admin, root+"/"+c.name+"-nested", 2)
+			require.NoError(t, other.Release(bg()))
+			require.NoError(t, <-nested)
+			require.NoError(t, h2.Release(bg()))
+			assert.Equal(t, int32(1), q.calls.Load(), "a Hold's Context does not tell the acquisition's caller")
+		})
+	}
+
+	t.Run("try-and-reenter", func(t *testing.T) {
+		path := root + "/try"
+		held, err := newMutex(t, holder, path).Lock(bg())
+		require.NoError(t, err)
+		var q queuedCount
+		_, ok, err := newMutex(t, waiter, path).TryLock(q.ctx(admin, path))
+		require.NoError(t, err)
+		assert.False(t, ok)
+		// A re-entry does not wait, even with the lock's queue busy.
+		again, err := newMutex(t, holder, path).Lock(locks.WithQueued(held.Context(), func() { q.calls.Add(1) }))
+		require.NoError(t, err)
+		require.NoError(t, again.Release(bg()))
+		require.NoError(t, held.Release(bg()))
+		assert.Zero(t, q.calls.Load(), "neither TryLock nor a re-entry waits")
+	})
+
+	// The third goroutine of one session waits in the process first (the
+	// holder and the next in line have nodes), then may wait in ZooKeeper
+	// too: it tells once, when it joins the process's queue.
+	t.Run("local-queue", func(t *testing.T) {
+		path := root + "/local"
+		m := newMutex(t, waiter, path)
+		held, err := m.Lock(bg())
+		require.NoError(t, err)
+		next := lockAndUnlock(m, nil)
+		waitQueued(t, admin, path, 2)
+		var q queuedCount
+		got := make(chan error, 1)
+		go func() {
+			h, err := m.Lock(q.ctx(admin, path))
+			if err == nil {
+				err = h.Release(bg())
+			}
+			got <- err
+		}()
+		eventually(t, "the third goroutine to say it waits", func() bool { return q.calls.Load() > 0 })
+		assert.Equal(t, int32(2), q.nodes.Load(), "in line in the process: no node of its own yet")
+		require.NoError(t, held.Release(bg()))
+		require.NoError(t, <-next)
+		require.NoError(t, <-got)
+		assert.Equal(t, int32(1), q.calls.Load(), "once per acquisition")
+	})
+}
