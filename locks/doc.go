@@ -74,7 +74,9 @@
 // so a storage system can refuse writes that carry a token lower
 // than one it has seen. For data kept in ZooKeeper itself, [Hold.Multi] (or
 // Guard) makes a transaction conditional on the lock node still existing. A
-// multi-lock's Hold has each member's token (Members) and guards them all.
+// multi-lock's Hold guards all its members, but its Token is 0: fence each
+// member's store with that member's token (Members), as the largest of them
+// may be larger than a later holder's token on one member.
 //
 // # Cancellation
 //

@@ -282,11 +282,13 @@ func ExampleMultiLock() {
 	for _, m := range h.Members() {
 		fmt.Println(m.Path(), "token > 0:", m.Token() > 0)
 	}
+	fmt.Println("the multi-lock's own token:", h.Token()) // none: no one number fences every store
 	fmt.Println(h.Release(ctx))
 	// Output:
 	// /examples/accounts/42,/examples/ledger
 	// /examples/accounts/42 token > 0: true
 	// /examples/ledger token > 0: true
+	// the multi-lock's own token: 0
 	// <nil>
 }
 

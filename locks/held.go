@@ -81,14 +81,8 @@ func (m *multiHold) node() string     { return "" }
 func (m *multiHold) members() []*Hold { return slices.Clone(m.all) }
 func (m *multiHold) releasing()       { m.ending.Store(true) }
 
-// token is the largest of the members'.
-func (m *multiHold) token() int64 {
-	var t int64
-	for _, h := range m.all {
-		t = max(t, h.Token())
-	}
-	return t
-}
+// token is 0: no one number fences every member (see Hold.Token).
+func (m *multiHold) token() int64 { return 0 }
 
 // guard checks every member.
 func (m *multiHold) guard() []*zk.CheckVersionRequest {

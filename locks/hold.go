@@ -160,12 +160,19 @@ func (h *Hold) Node() string { return h.held.node() }
 // held (docs/semantics.md, "Fencing"). It grows with every new holder of the
 // lock, so a storage system can refuse
 // writes that carry a token lower than one it has seen. The acquire made
-// sure it is known: Token sends no request. A multi-lock's is the largest of
-// its members' (see Members for each).
+// sure it is known: Token sends no request.
+//
+// A multi-lock's Hold has no token of its own: its Token is 0, which no
+// lock's token is. Each member has its own (Members), and a store guarded by
+// one member must be fenced with that member's token. No single number will
+// do: the largest of the members' tokens can come from another lock, taken
+// after a later holder of this one queued, so a stale holder's largest can
+// exceed the later holder's token on the shared lock.
 func (h *Hold) Token() int64 { return h.held.token() }
 
 // Members returns a multi-lock's member holds in the order they were taken,
-// each with its own path, node and token; nil for any other hold.
+// each with its own path, node and token (the tokens to fence each member's
+// store with); nil for any other hold.
 func (h *Hold) Members() []*Hold { return h.held.members() }
 
 // Guard returns checks to put first in a zk.Multi so that the transaction

@@ -24,8 +24,9 @@ import (
 // acquisition (one deadline, not one per member).
 //
 // Lock returns one Hold for all the members: it ends when any of them is
-// lost, its Token is the largest of theirs, its Guard checks them all, and
-// Members gives each member's own Hold. A MultiLock is itself a Locker.
+// lost, its Guard checks them all, and Members gives each member's own Hold,
+// with the member's fencing token. The Hold's own Token is 0: no one number
+// fences every member (see Hold.Token). A MultiLock is itself a Locker.
 type MultiLock struct {
 	members []Locker // in path order
 }

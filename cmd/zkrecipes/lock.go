@@ -27,9 +27,11 @@ func holdCommands() []command {
 `
 	holding := `
 While CMD runs its environment has ZKRECIPES_LOCK_PATH, ZKRECIPES_FENCING_TOKEN
-and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN, comma-separated). Signals are
-passed on to CMD. If the lock is lost, CMD gets SIGTERM, SIGKILL a
-twentieth of the session timeout later, and zkrecipes exits 79. Unless
+and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN, comma-separated); a multilock's has
+no ZKRECIPES_FENCING_TOKEN, as no one token fences every path: fence each
+path's store with its own token. Signals are passed on to CMD. If the lock
+is lost, CMD gets SIGTERM, SIGKILL a twentieth of the session timeout
+later, and zkrecipes exits 79. Unless
 stdin is a terminal, CMD runs in a process group of its own and the signals
 go to the whole group. If zkrecipes is killed, so is CMD.
 ` + commandExitUsage
@@ -134,11 +136,11 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 			return ops, err
 		},
 		env: func(path string, h *locks.Hold) []string {
-			return []string{
-				"ZKRECIPES_LOCK_PATH=" + path,
-				"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(h.Token(), 10),
-				"ZKRECIPES_FENCING_TOKENS=" + fencingTokens(h),
+			env := []string{"ZKRECIPES_LOCK_PATH=" + path, "ZKRECIPES_FENCING_TOKENS=" + fencingTokens(h)}
+			if h.Members() == nil { // a multi-lock's Token is no fence
+				env = append(env, "ZKRECIPES_FENCING_TOKEN="+strconv.FormatInt(h.Token(), 10))
 			}
+			return env
 		},
 	}.run(g, stderr)
 }

@@ -136,17 +136,19 @@ func TestSemaphoreMutexAndMultilockCommands(t *testing.T) {
 }
 
 // TestMultilockPassesEachMembersToken: a multilock's command gets every
-// member's fencing token in ZKRECIPES_FENCING_TOKENS, in path order, and the
-// largest in ZKRECIPES_FENCING_TOKEN; a single lock's gets its own.
+// member's fencing token in ZKRECIPES_FENCING_TOKENS, in path order, each the
+// one its member's next holder outgrows, and no ZKRECIPES_FENCING_TOKEN (no
+// one number fences every member); a single lock's gets its own in both.
 func TestMultilockPassesEachMembersToken(t *testing.T) {
 	admin := zktest.Connect(t, zktest.Servers(t))
 	root := zktest.Root(t, admin)
-	const show = `echo "$ZKRECIPES_LOCK_PATH $ZKRECIPES_FENCING_TOKEN $ZKRECIPES_FENCING_TOKENS"`
+	const show = `echo "$ZKRECIPES_LOCK_PATH ${ZKRECIPES_FENCING_TOKEN-unset} $ZKRECIPES_FENCING_TOKENS"`
 	code, stdout, stderr := zkrecipes(t, "multilock", root+"/b,"+root+"/a", "--", "sh", "-c", show)
 	require.Equal(t, 0, code, stderr)
 	fields := strings.Fields(stdout)
 	require.Len(t, fields, 3, stdout)
 	assert.Equal(t, root+"/a,"+root+"/b", fields[0])
+	assert.Equal(t, "unset", fields[1], "a multilock's ZKRECIPES_FENCING_TOKEN")
 	pairs := strings.Split(fields[2], ",")
 	require.Len(t, pairs, 2, fields[2])
 	var tokens []int64
@@ -160,16 +162,22 @@ func TestMultilockPassesEachMembersToken(t *testing.T) {
 		tokens = append(tokens, n)
 	}
 	assert.Less(t, tokens[0], tokens[1], "members taken in path order")
-	assert.Equal(t, strconv.FormatInt(tokens[1], 10), fields[1], "ZKRECIPES_FENCING_TOKEN is the largest")
+	code, help, _ := zkrecipes(t, "multilock", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, strings.Join(strings.Fields(help), " "), "a multilock's has no ZKRECIPES_FENCING_TOKEN")
 
-	code, stdout, stderr = zkrecipes(t, "lock", root+"/a", "--", "sh", "-c", show)
-	require.Equal(t, 0, code, stderr)
-	fields = strings.Fields(stdout)
-	require.Len(t, fields, 3, stdout)
-	assert.Equal(t, root+"/a="+fields[1], fields[2])
-	n, err := strconv.ParseInt(fields[1], 10, 64)
-	require.NoError(t, err)
-	assert.Greater(t, n, tokens[1], "a later holder's token")
+	// The next holder of each member has a larger token than the multilock
+	// had for that member.
+	for i, p := range []string{root + "/a", root + "/b"} {
+		code, stdout, stderr = zkrecipes(t, "lock", p, "--", "sh", "-c", show)
+		require.Equal(t, 0, code, stderr)
+		fields = strings.Fields(stdout)
+		require.Len(t, fields, 3, stdout)
+		assert.Equal(t, p+"="+fields[1], fields[2])
+		n, err := strconv.ParseInt(fields[1], 10, 64)
+		require.NoError(t, err)
+		assert.Greater(t, n, tokens[i], "%s's next holder's token", p)
+	}
 }
 
 func TestInspectKnowsEveryLayout(t *testing.T) {

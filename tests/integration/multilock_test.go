@@ -140,9 +140,9 @@ func TestMultiLockOverMixedLockers(t *testing.T) {
 }
 
 // TestMultiLockHoldHasEveryMember: a multi-lock's Hold gives each member's
-// path, node and fencing token, its Token is the largest, its Guard checks
-// every member, and its guarded Multi fails once any member is lost. Its
-// context re-enters the multi-lock and each member.
+// path, node and fencing token, its own Token is 0, its Guard checks every
+// member, and its guarded Multi fails once any member is lost. Its context
+// re-enters the multi-lock and each member.
 func TestMultiLockHoldHasEveryMember(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
@@ -157,7 +157,6 @@ func TestMultiLockHoldHasEveryMember(t *testing.T) {
 
 	members := h.Members()
 	require.Len(t, members, 2)
-	var largest int64
 	for i, m := range []*locks.Mutex{a, b} {
 		ps, err := m.Participants(bg())
 		require.NoError(t, err)
@@ -166,9 +165,8 @@ func TestMultiLockHoldHasEveryMember(t *testing.T) {
 		assert.Equal(t, ps[0].Path, members[i].Node())
 		assert.Equal(t, ps[0].Token, members[i].Token(), "member %s's token", m.Path())
 		assert.Nil(t, members[i].Members())
-		largest = max(largest, ps[0].Token)
 	}
-	assert.Equal(t, largest, h.Token())
+	assert.Zero(t, h.Token(), "a multi-lock's own token")
 	assert.Greater(t, members[1].Token(), members[0].Token(), "taken in path order")
 	guards := h.Guard()
 	require.Len(t, guards, 2)
@@ -201,6 +199,82 @@ func TestMultiLockHoldHasEveryMember(t *testing.T) {
 	require.NoError(t, admin.Delete(data, -1))
 	assert.ErrorIs(t, h.Release(bg()), locks.ErrLockLost)
 	assert.Empty(t, children(t, admin, root+"/a"))
+}
+
+// gatedLocker is a Locker whose Lock waits for open before it takes the
+// lock it wraps, and closes reached when it starts waiting.
+type gatedLocker struct {
+	locks.Locker
+	reached, open chan struct{}
+}
+
+func (g *gatedLocker) Lock(ctx context.Context) (*locks.Hold, error) {
+	close(g.reached)
+	select {
+	case <-g.open:
+		return g.Locker.Lock(ctx)
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// TestMultiLockTokenIsNoFence is issue 27's case: H1 = {B, C} holds B; H2 =
+// {A, B} queues on B; only then does H1 take C, so the largest of H1's
+// member tokens (C's) is larger than the token H2 holds B with, once H1 has
+// let B go. A store of B fenced with that largest would take a stale H1's
+// write after H2's. So a multi-lock's Token is 0, and each member's token
+// (Members) orders the holders of that member.
+func TestMultiLockTokenIsNoFence(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	a, b, c := root+"/a", root+"/b", root+"/c"
+	s1, s2 := connect(t), connect(t)
+	lateC := &gatedLocker{Locker: newMutex(t, s1, c), reached: make(chan struct{}), open: make(chan struct{})}
+	h1Lock, err := locks.NewMultiLock(newMutex(t, s1, b), lateC)
+	require.NoError(t, err)
+	h2Lock, err := locks.NewMultiMutex(s2, []string{a, b})
+	require.NoError(t, err)
+	type result struct {
+		h   *locks.Hold
+		err error
+	}
+	lock := func(ml *locks.MultiLock) <-chan result {
+		got := make(chan result, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(bg(), waitLong)
+			defer cancel()
+			h, err := ml.Lock(ctx)
+			got <- result{h, err}
+		}()
+		return got
+	}
+
+	got1 := lock(h1Lock)
+	<-lateC.reached // H1 holds B
+	got2 := lock(h2Lock)
+	waitQueued(t, admin, b, 2)
+	ps, err := newMutex(t, s2, b).Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 2)
+	queued := ps[1].Token // H2's node on B
+	close(lateC.open)
+	r1 := <-got1
+	require.NoError(t, r1.err)
+	h1 := r1.h.Members() // B, C
+	require.Len(t, h1, 2)
+	assert.Zero(t, r1.h.Token(), "H1's own token")
+	assert.Greater(t, h1[1].Token(), queued, "H1 took C after H2 queued on B")
+
+	require.NoError(t, r1.h.Release(bg())) // H1 is now a stale holder of B
+	r2 := <-got2
+	require.NoError(t, r2.err)
+	defer func() { assert.NoError(t, r2.h.Release(bg())) }()
+	h2 := r2.h.Members() // A, B
+	require.Len(t, h2, 2)
+	assert.Zero(t, r2.h.Token(), "H2's own token")
+	assert.Equal(t, queued, h2[1].Token(), "H2 holds B with its waiting node's token")
+	assert.Greater(t, h2[1].Token(), h1[0].Token(), "B's tokens order B's holders")
+	assert.Greater(t, h1[1].Token(), h2[1].Token(), "the largest of the stale H1's tokens would pass B's fence")
 }
 
 func TestMultiLockBadInputCreatesNothing(t *testing.T) {

@@ -119,14 +119,14 @@ func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 		p.Restore()
 		r := <-done
 		require.NoError(t, r.err, c.name)
-		require.NotZero(t, r.h.Token(), c.name)
+		requireTokens(t, r.h, c.name)
 		require.NoError(t, r.h.Release(ctx), c.name)
 
 		before := p.Traffic()
 		for range freeOps {
 			h, err := c.acquire()
 			require.NoError(t, err, c.name)
-			require.NotZero(t, h.Token(), c.name)
+			requireTokens(t, h, c.name)
 			require.NoError(t, h.Release(ctx), c.name)
 		}
 		got := p.Traffic().Sub(before)
@@ -175,4 +175,17 @@ func TestDoubleBarrierLastMemberEntersInTwoRoundTrips(t *testing.T) {
 	go func() { left <- first.Leave(bg()) }()
 	require.NoError(t, last.Leave(bg()))
 	require.NoError(t, <-left)
+}
+
+// requireTokens checks that h knows its fencing token, or, for a
+// multi-lock, which has none of its own, that each member knows its own.
+func requireTokens(t *testing.T, h *locks.Hold, name string) {
+	t.Helper()
+	parts := h.Members()
+	if parts == nil {
+		parts = []*locks.Hold{h}
+	}
+	for _, p := range parts {
+		require.NotZero(t, p.Token(), "%s: %s", name, p.Path())
+	}
 }
