@@ -55,19 +55,14 @@ type DoubleBarrier struct {
 }
 
 // NewDoubleBarrier returns a member of the double barrier at path that opens
-// when members have entered. It does no I/O, and refuses members < 1 (or
-// above math.MaxInt32, Curator's limit) besides what NewBarrier refuses, and
-// a member count whose opening transaction (a check of each member counted,
-// and the create of the ready node with the data) would be over
-// recipes.MaxRequest.
+// when members have entered. It does no I/O, and refuses members < 1 or
+// above math.MaxInt32 (Curator's limit: its memberQty is a Java int, as a
+// semaphore's maxLeases is) besides what NewBarrier refuses, and a member
+// count whose opening transaction (a check of each member counted, and the
+// create of the ready node with the data) would be over recipes.MaxRequest.
 func NewDoubleBarrier(sess *recipes.Session, path string, members int, opts ...recipes.NodeOption) (*DoubleBarrier, error) {
 	at, err := recipe.Check(sess, path, opts, func() error {
-		return args.AtLeastOne(members, "a double barrier", "member")
-	}, func() error {
-		if members > maxMembers {
-			return fmt.Errorf("%w: a double barrier takes at most %d members, not %d", recipes.ErrInvalid, maxMembers, members)
-		}
-		return nil
+		return args.Count(members, "a double barrier", "member")
 	})
 	if err != nil {
 		return nil, err

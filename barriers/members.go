@@ -2,9 +2,9 @@ package barriers
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
+	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
@@ -18,9 +18,9 @@ import (
 // and the layout is still Curator's.
 const memberVersion = '8' // the version digit of a member name carrying a count
 
-// maxMembers is the largest member count a member name carries; Curator's
-// memberQty is a Java int.
-const maxMembers = math.MaxInt32
+// maxMembers is the largest member count a member name carries: the most
+// NewDoubleBarrier takes.
+const maxMembers = args.MaxCount
 
 // memberName returns a new member name that carries the member count n.
 func memberName(n int) string {

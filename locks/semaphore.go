@@ -59,10 +59,11 @@ type Semaphore struct {
 }
 
 // NewSemaphore returns the semaphore at path with maxLeases leases. Like
-// NewMutex it does no I/O; it also refuses maxLeases < 1.
+// NewMutex it does no I/O; it also refuses maxLeases < 1 or above
+// math.MaxInt32 (Curator's limit: its maxLeases is a Java int).
 func NewSemaphore(sess *recipes.Session, path string, maxLeases int, opts ...recipes.NodeOption) (*Semaphore, error) {
 	at, err := recipe.Check(sess, path, opts, func() error {
-		return args.AtLeastOne(maxLeases, "a semaphore", "lease")
+		return args.Count(maxLeases, "a semaphore", "lease")
 	})
 	if err != nil {
 		return nil, err
@@ -129,7 +130,9 @@ func (s *Semaphore) MaxLeases() int { return int(s.limit.Load()) }
 // returns a Hold for each: every lease is released on its own, from any
 // goroutine. It takes all n or none: on any failure, the leases it took are
 // released and no node is left behind. n must be between 1 and MaxLeases
-// (for a shared count: the count when the acquirer reaches the gate).
+// (for a shared count: the count when the acquirer reaches the gate, which
+// is at most math.MaxInt32); another n is refused with an error wrapping
+// recipes.ErrInvalid before anything is created.
 //
 // ctx bounds only the wait; each lease's Context carries its values. Leases
 // are not reentrant: an Acquire with a lease's Context takes new ones.
@@ -164,8 +167,13 @@ func (s *Semaphore) acquire(ctx context.Context, n int, w how) ([]*Hold, bool, e
 
 // take takes n lease nodes, or none, while holding the gate.
 func (s *Semaphore) take(ctx context.Context, n int, w how) ([]*seqnode.Hold, bool, error) {
-	if n < 1 || (s.count == "" && n > s.max) {
+	switch {
+	case s.count == "" && (n < 1 || n > s.max):
 		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", recipes.ErrInvalid, n, s.at.Path, s.max)
+	case n < 1:
+		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s", recipes.ErrInvalid, n, s.at.Path)
+	case n > args.MaxCount: // more than a shared count can say
+		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has at most %d (Curator's limit, a Java int)", recipes.ErrInvalid, n, s.at.Path, args.MaxCount)
 	}
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, false, wrapSemaphore(s.at.Path, err)

@@ -72,6 +72,7 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 		{[]string{"lock", path, "-x", "--", "true"}, "lock: unknown flag -x"},
 		{[]string{"semaphore", path, "--", "true"}, "--leases N (at least 1) is required"},
 		{[]string{"semaphore", path, "--leases", "-1", "--", "true"}, "--leases -1: must be at least 1"},
+		{[]string{"semaphore", path, "--leases", "2147483648", "--", "true"}, "--leases 2147483648: must be at most 2147483647 (Curator's limit, a Java int)"},
 		{[]string{"semaphore", path, "--leases", "2", "--count-path", path + "n", "--", "true"}, "--leases N or --count-path P, not both"},
 		{[]string{"semaphore", path, "--count-path", "count", "--", "true"}, "--count-path: "},
 		{[]string{"double-barrier", path, "--members", "0", "--", "true"}, "--members 0: must be at least 1"},
@@ -94,6 +95,16 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 	ok, _, err := admin.Exists(path)
 	require.NoError(t, err)
 	assert.False(t, ok, "bad usage created %s", path)
+}
+
+// TestSemaphoreLeasesLimitNeedsNoServer: more leases than Curator's
+// maxLeases (a Java int) can say is a usage error found before connecting:
+// with no server at the address (port 1), it still exits 64, not 69.
+func TestSemaphoreLeasesLimitNeedsNoServer(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := zkrecipes(t, "semaphore", "/leases", "--servers", "127.0.0.1:1", "--leases", "2147483648", "--", "true")
+	assert.Equal(t, 64, code, stderr)
+	assert.Contains(t, stderr, "semaphore: --leases 2147483648: must be at most 2147483647 (Curator's limit, a Java int)")
 }
 
 // TestTryOnce: -n and --timeout 0 try once, like flock -n: a held lock or a

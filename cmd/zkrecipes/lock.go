@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ go to the whole group. If zkrecipes is killed, so is CMD.
 		mk("rlock", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the read half of the read/write lock at PATH\n(Curator's InterProcessReadWriteLock): readers share it.", revocable),
 		mk("wlock", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the write half of the read/write lock at PATH\n(Curator's InterProcessReadWriteLock): a writer is alone.", revocable),
 		mk("semaphore", "PATH --leases N|--count-path P [flags] -- CMD...", "Run CMD while holding one of the N leases of the semaphore at PATH\n(Curator's InterProcessSemaphoreV2). Every user must give the same N: the\nfirst records it, and another N exits 65 while a lease is held or\nwaited for. With --count-path P, the number of leases is the shared\ncount at P (Curator's SharedCount: a 4-byte big-endian integer),\nread as the command reaches the front of the queue.",
-			"  --leases N          the number of leases (at least 1)\n  --count-path P      the number of leases is the shared count at P\n"),
+			"  --leases N          the number of leases (1 to 2147483647)\n  --count-path P      the number of leases is the shared count at P\n"),
 		mk("semaphore-mutex", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the semaphore mutex at PATH (Curator's\nInterProcessSemaphoreMutex: a semaphore of one lease).", ""),
 		mk("multilock", "PATH,PATH... [flags] -- CMD [ARG...]", "Run CMD while holding the mutexes at all the PATHs, taken in path order.\nIt cannot try once: -n and --timeout 0 are usage errors.", ""),
 	}
@@ -109,6 +110,8 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 		return usagef("semaphore: --leases N (at least 1) is required, or --count-path P")
 	case leases < 1:
 		return usagef("semaphore: --leases %d: must be at least 1", leases)
+	case leases > math.MaxInt32:
+		return usagef("semaphore: --leases %d: must be at most %d (Curator's limit, a Java int)", leases, math.MaxInt32)
 	}
 	if len(wf.data) > recipes.MaxDataSize {
 		return usagef("%s: --data is %d bytes, more than %d", name, len(wf.data), recipes.MaxDataSize)

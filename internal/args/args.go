@@ -7,6 +7,7 @@ package args
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/zkrecipes/recipes/internal/jute"
@@ -57,12 +58,20 @@ func DefaultData() []byte {
 // import it).
 var ErrInvalid = errors.New("recipes: invalid argument")
 
-// AtLeastOne checks a recipe's count (a semaphore's leases, a double
-// barrier's members): n must be 1 or more. unit names one of what is
+// MaxCount is the most a recipe's count (a semaphore's leases, a double
+// barrier's members) may be: Curator keeps each in a Java int, and a
+// SharedCount, which can set a semaphore's leases, is a 4-byte integer.
+const MaxCount = math.MaxInt32
+
+// Count checks a recipe's count (a semaphore's leases, a double barrier's
+// members): n must be from 1 to MaxCount. unit names one of what is
 // counted; its error wraps ErrInvalid.
-func AtLeastOne(n int, recipe, unit string) error {
-	if n < 1 {
+func Count(n int, recipe, unit string) error {
+	switch {
+	case n < 1:
 		return fmt.Errorf("%w: %s needs at least 1 %s, not %d", ErrInvalid, recipe, unit, n)
+	case n > MaxCount:
+		return fmt.Errorf("%w: %s takes at most %d %ss (Curator's limit, a Java int), not %d", ErrInvalid, recipe, MaxCount, unit, n)
 	}
 	return nil
 }

@@ -15,14 +15,20 @@ func TestDefaultDataIsHostAndPid(t *testing.T) {
 	}
 }
 
-func TestAtLeastOne(t *testing.T) {
-	if err := AtLeastOne(1, "a semaphore", "lease"); err != nil {
-		t.Fatalf("1 lease refused: %v", err)
+func TestCount(t *testing.T) {
+	for _, n := range []int{1, MaxCount} {
+		if err := Count(n, "a semaphore", "lease"); err != nil {
+			t.Errorf("%d leases refused: %v", n, err)
+		}
 	}
 	for _, n := range []int{0, -1} {
-		err := AtLeastOne(n, "a semaphore", "lease")
+		err := Count(n, "a semaphore", "lease")
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "a semaphore needs at least 1 lease, not "+strconv.Itoa(n)) {
-			t.Errorf("AtLeastOne(%d) = %v", n, err)
+			t.Errorf("Count(%d) = %v", n, err)
 		}
+	}
+	err := Count(MaxCount+1, "a semaphore", "lease")
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "a semaphore takes at most 2147483647 leases (Curator's limit, a Java int), not 2147483648") {
+		t.Errorf("Count(MaxCount+1) = %v", err)
 	}
 }

@@ -63,7 +63,7 @@ func TestCheck(t *testing.T) {
 	if err != nil || string(tg.Data) != "mine" {
 		t.Fatalf("data is not a copy: %q, %v", tg.Data, err)
 	}
-	noLeases := func() error { return args.AtLeastOne(0, "a semaphore", "lease") }
+	noLeases := func() error { return args.Count(0, "a semaphore", "lease") }
 	_, err = Check(sess, "/a", nil, func() error { return nil }, noLeases)
 	if !errors.Is(err, recipes.ErrInvalid) || !strings.Contains(err.Error(), "at least 1 lease") {
 		t.Errorf("the recipe's own check is not reported: %v", err)
