@@ -4,9 +4,13 @@
 //
 // The recipes themselves are in the subpackages: locks (Mutex, RWMutex,
 // Semaphore, SemaphoreMutex, MultiLock: Curator's lock recipes, each acquire
-// returning a locks.Hold) and barriers (Barrier, DoubleBarrier). They are
-// wire-compatible with Apache Curator 5.x, so Go and Java processes can share
-// lock paths and barriers.
+// returning a locks.Hold), barriers (Barrier, DoubleBarrier) and election
+// (Latch, Selector: Curator's LeaderLatch and LeaderSelector, each term a
+// locks.Hold; Runner, the loop a service runs). They are wire-compatible
+// with Apache Curator 5.x, so Go and Java processes can share lock paths,
+// barriers and elections. Package zktest is the test kit: real ZooKeeper
+// servers, and the faults code must survive (expired sessions, partitions),
+// for the tests of code that uses them.
 //
 //	sess, err := recipes.Connect(ctx, []string{"zk1:2181", "zk2:2181"})
 //	if err != nil { ... }

@@ -18,8 +18,14 @@ import (
 // Observe sends the latch's leader on the channel it returns: the leader
 // now, then each new one, until ctx ends or the session does; the channel
 // is then closed. A zero Participant (no Path) says that nobody campaigns.
-// See observe for what it watches and what it may miss.
 // A nil ctx gets a closed channel.
+//
+// Observe watches the leader's node alone (the directory while nobody
+// campaigns), so participants who join or leave behind the leader cost it
+// nothing, and a new leader costs one listing and one read however many
+// wait. It reports who leads, not every term: each send waits for the
+// reader, and a leader whose whole term passed while the reader was slow,
+// or between two looks, may not be sent.
 func (l *Latch) Observe(ctx context.Context) <-chan recipes.Participant {
 	return observe(ctx, l.sess, l.spec.Dir, recipes.KindLatch, layout.LatchLockName)
 }
@@ -29,13 +35,9 @@ func (s *Selector) Observe(ctx context.Context) <-chan recipes.Participant {
 	return observe(ctx, s.sess, s.dir, recipes.KindMutex, layout.MutexLockName)
 }
 
-// observe watches the head of the queue in dir, the node that leads: its
-// deletion ends the term. While nobody campaigns it watches the directory
-// instead. So participants who join or leave behind the leader cost an
-// observer nothing, and a new leader costs it one listing and one read,
-// however many wait: there is no herd. The sends wait for the reader; a
-// leader whose term began and ended while the reader was slow, or between
-// two looks, may not be sent: Observe reports who leads, not every term.
+// observe follows the head of the queue in dir, the node that leads (its
+// deletion ends the term), or dir itself while nobody campaigns. Observe's
+// doc says what that costs and what it may miss.
 func observe(ctx context.Context, sess *recipes.Session, dir string, kind recipes.Kind, lockName string) <-chan recipes.Participant {
 	ch := make(chan recipes.Participant)
 	if args.Context(ctx, "election: Observe") != nil {

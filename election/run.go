@@ -35,7 +35,8 @@ type Runner struct {
 	Connect func(ctx context.Context) (*recipes.Session, error)
 
 	// Candidate makes the participant in a session, with NewLatch or
-	// NewSelector.
+	// NewSelector: before each campaign, in the session to campaign in. An
+	// error from it ends Run.
 	Candidate func(sess *recipes.Session) (Campaigner, error)
 
 	// Lead does the leader's work for one term. Its context ends when the
@@ -50,10 +51,12 @@ type Runner struct {
 	MinBackoff, MaxBackoff time.Duration
 }
 
-// Run runs the Runner until ctx ends, or Lead or a campaign fails for good
-// (bad input, a path another recipe uses, nodes whose ACL refuses this
-// session: zk.ErrNoAuth); it retries other failures. When ctx ends it resigns, closes
-// its session and returns ctx's cause; nothing is left behind.
+// Run runs the Runner until ctx ends, Lead or Candidate fails, or a
+// connect or a campaign fails for good: bad input (recipes.ErrInvalid), or,
+// for a campaign, a path another recipe uses (recipes.ErrOtherRecipe) or
+// nodes whose ACL refuses this session (zk.ErrNoAuth). It retries other
+// failures after a backoff. When ctx ends it resigns, closes its session
+// and returns ctx's cause; nothing is left behind.
 func (r Runner) Run(ctx context.Context) error {
 	if err := args.Context(ctx, "election: Runner.Run"); err != nil {
 		return err
