@@ -42,7 +42,9 @@ type Runner struct {
 	// Lead does the leader's work for one term. Its context ends when the
 	// term is lost (before anyone else can lead) and when Run's context
 	// ends. Returning resigns: Run campaigns again, unless Lead returned
-	// an error other than its term's loss, which ends Run.
+	// an error other than its term's loss, which ends Run. The term's
+	// Session is the one Connect made: a test can expire it
+	// (zktest.ExpireSession) to see Run campaign again in a new one.
 	Lead func(ctx context.Context, term *locks.Hold) error
 
 	// MinBackoff and MaxBackoff bound the wait after a connect or a

@@ -117,32 +117,37 @@ func runnersTakeTurns(t *testing.T, kind string) {
 	t.Logf("%d terms", terms.Load())
 }
 
-// TestRunnerAfterSessionExpiry: a runner whose session expires while it
-// leads is told (its term's context ends), makes a new session, and leads
-// again with a larger token.
+// TestRunnerAfterSessionExpiry: the test expires the session of a
+// runner's term, which the term names (Hold.Session); the runner is told
+// (its term ends), makes a new session, and leads again with a larger
+// token.
 func TestRunnerAfterSessionExpiry(t *testing.T) {
 	t.Parallel()
 	_, root := newRoot(t)
-	path := root + "/election"
 	log := &sessionLog{servers: zktest.Servers(t)}
-	tokens := make(chan int64, 2)
-	var terms atomic.Int32
+	terms := make(chan *locks.Hold)
 	ctx, cancel := context.WithCancel(bg())
 	defer cancel()
-	done := run(ctx, runner(path, "r", log, func(ctx context.Context, term *locks.Hold) error {
-		tokens <- term.Token()
-		if terms.Add(1) == 1 {
-			zktest.ExpireSession(t, log.made()[0].ID())
+	done := run(ctx, runner(root+"/election", "r", log, func(ctx context.Context, term *locks.Hold) error {
+		select {
+		case terms <- term:
+		case <-ctx.Done():
 		}
 		<-ctx.Done() // lead until the term is lost, or Run is stopped
 		return context.Cause(ctx)
 	}))
-	first, second := <-tokens, <-tokens
-	assert.Greater(t, second, first, "the second term's token")
-	assert.Len(t, log.made(), 2, "sessions made")
-	assert.ErrorIs(t, log.made()[0].Err(), recipes.ErrSessionExpired)
+	first := within(t, terms)
+	zktest.ExpireSession(t, first.Session().ID())
+	second := within(t, terms)
+	assert.ErrorIs(t, first.Err(), locks.ErrLockLost, "the first term")
+	assert.ErrorIs(t, first.Session().Err(), recipes.ErrSessionExpired, "the first term's session")
+	assert.Greater(t, second.Token(), first.Token(), "the second term's token")
+	if made := log.made(); assert.Len(t, made, 2, "sessions made") {
+		assert.Same(t, made[0], first.Session(), "the first term's session")
+		assert.Same(t, made[1], second.Session(), "the second term's session")
+	}
 	cancel()
-	assert.ErrorIs(t, <-done, context.Canceled)
+	assert.ErrorIs(t, within(t, done), context.Canceled)
 }
 
 // TestRunnerAcrossServerRestart: a runner whose server goes away while it

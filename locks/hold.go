@@ -266,6 +266,19 @@ func (h *Hold) Err() error {
 // counts one more Release to come.
 func (h *Hold) Context() context.Context { return h.ctx }
 
+// Session returns the session the lock is held in: the hold ends when it
+// does. A multi-lock's is the one session of its members, or nil if they
+// are in different sessions (see Members for each). An election's term
+// (election.Runner's Lead) reaches the session the Runner made this way,
+// and a test can end it: zktest.ExpireSession(t, h.Session().ID()).
+func (h *Hold) Session() *recipes.Session {
+	sess, err := h.held.session()
+	if err != nil {
+		return nil
+	}
+	return sess
+}
+
 // Release undoes one acquire. The outermost Release (one per acquire,
 // counting reentrant ones) deletes the node, retrying across connection loss
 // until ZooKeeper confirms or ctx ends; past that, the session finishes the

@@ -22,7 +22,11 @@
 //
 //   - ExpireSession ends a client's session on the server, as a session
 //     timeout would: its ephemeral nodes are gone, and the client hears
-//     that its session expired when it next reaches the server.
+//     that its session expired when it next reaches the server. A lock's
+//     hold, or an election's term, names the session it is held in
+//     (locks.Hold's Session), so a test can end a session that the code
+//     under test made, an election.Runner's for one (see ExpireSession's
+//     examples).
 //   - A Proxy stands between clients and servers: Cut partitions them,
 //     Heal ends the partition, Drop closes the connections.
 //   - Ensemble's Stop, Start, Restart, Pause and Isolate stop, restart,

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/election"
 	"github.com/zkrecipes/recipes/locks"
 	"github.com/zkrecipes/recipes/zktest"
 )
@@ -37,6 +38,46 @@ func ExampleExpireSession() {
 		}
 	}
 	_ = lockLost
+}
+
+// A test that expires the session of an election.Runner's term, reached
+// through the term itself (locks.Hold's Session), and sees the Runner lead
+// again, in a new session, with a larger fencing token.
+func ExampleExpireSession_runner() {
+	failover := func(t *testing.T) {
+		admin := zktest.Connect(t, zktest.Servers(t))
+		root := zktest.Root(t, admin)
+		servers := zktest.Servers(t)
+		terms := make(chan *locks.Hold)
+		r := election.Runner{
+			Connect: func(ctx context.Context) (*recipes.Session, error) {
+				return recipes.Connect(ctx, servers)
+			},
+			Candidate: func(sess *recipes.Session) (election.Campaigner, error) {
+				return election.NewLatch(sess, root+"/leader", "replica-1")
+			},
+			Lead: func(ctx context.Context, term *locks.Hold) error {
+				select {
+				case terms <- term: // to the test
+				case <-ctx.Done():
+				}
+				<-ctx.Done() // lead until the term ends
+				return nil
+			},
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		defer func() { stop(); <-done }()
+
+		first := <-terms
+		zktest.ExpireSession(t, first.Session().ID())
+		second := <-terms // the Runner made a new session and won again
+		if !errors.Is(first.Err(), locks.ErrLockLost) || second.Token() <= first.Token() {
+			t.Fatalf("first term %d ended with %v; second term %d", first.Token(), first.Err(), second.Token())
+		}
+	}
+	_ = failover
 }
 
 // A test that cuts one client off from the server and heals it.

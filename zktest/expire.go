@@ -32,8 +32,11 @@ const closeSessionOp uint32 = 1<<32 - 11
 // The session must have connected through an address this package handed
 // out (Server.Servers, Ensemble.Servers, Servers), or a Proxy in front of
 // one: that is where the kit learns the password. Pass the id the client
-// reports: recipes.Session's ID or go-zookeeper's Conn.SessionID. A session
-// that has expired already is left as it is. Call ExpireSession from the
+// reports: recipes.Session's ID or go-zookeeper's Conn.SessionID. To end
+// the session a lock or an election's term is held in, one that code under
+// test made (an election.Runner's), ask the hold for it:
+// h.Session().ID() (locks.Hold's Session). A session that has expired
+// already is left as it is. Call ExpireSession from the
 // goroutine running the test: it fails the test if it cannot expire the
 // session.
 func ExpireSession(tb testing.TB, sessionID int64) {
