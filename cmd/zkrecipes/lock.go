@@ -192,7 +192,7 @@ func (c holding) run(g globals, stderr io.Writer) error {
 		_ = h.Release(context.Background())
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", ops.path)}
 	}
-	fmt.Fprintf(wf.status(stderr), "zkrecipes: %s %s (fencing token %d)\n", c.acquired, ops.path, h.Token())
+	fmt.Fprintf(wf.status(stderr), "zkrecipes: %s %s (%s)\n", c.acquired, ops.path, tokenLabel(h))
 	var revoked <-chan struct{}
 	if ops.revocable {
 		revoked = h.Revoked()

@@ -103,6 +103,16 @@ func fencingTokens(h *locks.Hold) string {
 	return strings.Join(pairs, ",")
 }
 
+// tokenLabel names h's fencing token for a status line: "fencing token N",
+// or a multi-lock's members' ("fencing tokens PATH=N,..."), as its own
+// Token is no fence.
+func tokenLabel(h *locks.Hold) string {
+	if h.Members() == nil {
+		return "fencing token " + strconv.FormatInt(h.Token(), 10)
+	}
+	return "fencing tokens " + fencingTokens(h)
+}
+
 // statusLine describes who holds the locks at paths, for a waiting line.
 // Nodes of the session itself are left out: a multi-lock waiting for one
 // path holds others, and is not what it waits for. A semaphore with no lease

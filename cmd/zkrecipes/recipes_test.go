@@ -162,6 +162,7 @@ func TestMultilockPassesEachMembersToken(t *testing.T) {
 		tokens = append(tokens, n)
 	}
 	assert.Less(t, tokens[0], tokens[1], "members taken in path order")
+	assert.Contains(t, stderr, "(fencing tokens "+fields[2]+")", "the acquired line names every member's token")
 	code, help, _ := zkrecipes(t, "multilock", "--help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, strings.Join(strings.Fields(help), " "), "a multilock's has no ZKRECIPES_FENCING_TOKEN")
