@@ -1,5 +1,9 @@
 # zkrecipes: `make test` runs everything CI runs; `make demo` shows the recipes.
 GO          ?= go
+# A tool's verdict is its exit status. No target reads what a tool prints
+# on stderr, where go run says "go: downloading …" on a machine whose module
+# cache lacks the tool (issue 27); make lint-fresh runs lint as such a
+# machine does, and .ci/run runs it so.
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The public API of the last release, which every change must stay
 # compatible with (make api); make api-export writes it at a release.
@@ -11,6 +15,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # A listing alone would need a checker of our own; a baseline built from
 # the v0.1.0 commit would need history that a shallow clone lacks.
 APIBASE     := v0.1.0
+LINT        ?= lint
 # The packages users import, and the internal ones their docs must not name.
 PUBLIC      := . ./locks ./barriers ./election ./zktest
 INTERNAL    := args|jute|layout|recipe|seqnode|telemetry|testenv|zkserver|znode|zpath|curatortest|eventlog
@@ -20,10 +25,11 @@ FUZZTIME    ?= 100000x
 BENCHCOUNT  ?= 5
 BENCHDELAY  ?= 250us
 
-.PHONY: test deps lint api api-export unit fuzz bench demo chaos
+.PHONY: test deps lint lint-fresh api api-export unit fuzz bench demo chaos
 
 ## test: lint, the whole suite with the race detector (real ZooKeeper), fuzz smoke
-test: deps lint unit fuzz
+# .ci/run sets LINT=lint-fresh.
+test: deps $(LINT) unit fuzz
 
 ## deps: Debian's ZooKeeper, Curator (for the interop tests) and a JDK
 deps:
@@ -37,18 +43,26 @@ deps:
 	fi
 
 lint:
-	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l .) || exit 1; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
-	@out=$$($(GO) fix -diff ./...); if [ -n "$$out" ]; then echo "$$out"; echo "go fix needed"; exit 1; fi
+	$(GO) fix -diff ./...
 	$(GO) mod verify
 	cd examples/testkit && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) mod verify
 	cd api && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) mod verify
 	@$(MAKE) --no-print-directory api
 	@# The documentation of what users import names no internal package.
 	@for p in $(PUBLIC); do \
-		if $(GO) doc -all $$p | grep -nE '\binternal/|\b($(INTERNAL))\.[A-Z]'; then \
+		doc=$$($(GO) doc -all $$p) || exit 1; \
+		if printf '%s\n' "$$doc" | grep -nE '\binternal/|\b($(INTERNAL))\.[A-Z]'; then \
 			echo "go doc $$p names an internal package (above)"; exit 1; fi; done
+
+## lint-fresh: lint with an empty module cache, as on a fresh machine (about a minute: 100 MB of modules)
+lint-fresh:
+	@cache=$$(mktemp -d); start=$$(date +%s); \
+	GOMODCACHE=$$cache $(MAKE) --no-print-directory lint; rc=$$?; \
+	GOMODCACHE=$$cache $(GO) clean -modcache; rm -rf $$cache; \
+	echo "lint-fresh: $$(($$(date +%s) - start)) s with an empty module cache"; exit $$rc
 
 ## api: fail on any change to the public API incompatible with the last release
 # The suites and tools (tests/, tools/) are not API, though importable.
@@ -78,13 +92,15 @@ fuzz:
 # Each of the BENCHCOUNT runs is a whole pass, in turn, not -count: a slow
 # spell of the machine then hits every benchmark of a pass alike, not all the
 # runs of one. ZKBENCH_PASS starts each pass's lockers at a different one.
+# A failed pass fails the target: tee's status is not the passes'.
 bench: deps
-	{ for i in $$(seq $(BENCHCOUNT)); do \
-		ZKBENCH_PASS=$$i $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 3h ./bench/; done; \
+	{ ( for i in $$(seq $(BENCHCOUNT)); do \
+		ZKBENCH_PASS=$$i $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 3h ./bench/ || exit; done; \
 	for i in $$(seq $(BENCHCOUNT)); do \
 		ZKBENCH_PASS=$$i ZKBENCH_DELAY=$(BENCHDELAY) $(GO) test -run '^$$' \
 			-bench '^Benchmark(Uncontended|Contended|ReadHeavy|Semaphore|DoubleBarrier)' -benchmem \
-			-count 1 -timeout 1h ./bench/; done; } | tee bench.txt
+			-count 1 -timeout 1h ./bench/ || exit; done ); echo $$? > bench.rc; } | tee bench.txt; \
+	rc=$$(cat bench.rc); rm -f bench.rc; [ "$$rc" = 0 ] || exit $$rc
 	$(GO) run ./bench/ratio < bench.txt
 
 ## demo: the README's first command: the CLI's demo against a throwaway local ZooKeeper
