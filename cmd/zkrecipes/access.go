@@ -11,7 +11,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // authValue is --auth SCHEME:CREDENTIALS, which may be given several times;
@@ -165,16 +164,10 @@ func notAllowed(err error) bool {
 	return errors.Is(err, zk.ErrNoAuth) || errors.Is(err, zk.ErrAuthFailed)
 }
 
-// notAllowedHint says, under a refusal's error, what was refused and what
-// to do.
-func notAllowedHint(err error) string {
-	var d *znode.Denied
-	if !errors.As(err, &d) {
-		return "The nodes' ACL does not let this identity in: authenticate with --auth or $ZKRECIPES_AUTH."
-	}
-	return fmt.Sprintf("The ACL of %s does not give this identity %s permission: authenticate with --auth or $ZKRECIPES_AUTH as an identity it lets in, or have its owner change it.",
-		d.Node, znode.PermName(d.Perm))
-}
+// notAllowedHint is what to do about a refusal, printed under its error,
+// which names the node whose ACL refused and the permission it needs there
+// where the recipes know them ("needs create permission on /a/b").
+const notAllowedHint = "The nodes' ACL does not let this identity in: authenticate with --auth or $ZKRECIPES_AUTH as an identity it lets in, or have the node's owner change its ACL."
 
 // tlsOptions are the session options for --tls-ca, --tls-cert and
 // --tls-key: TLS when any is given, trusting the CAs in --tls-ca (else the

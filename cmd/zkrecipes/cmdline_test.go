@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -294,4 +295,51 @@ func TestInspectRecursive(t *testing.T) {
 	code, stdout, _ = zkrecipes(t, "inspect", "-r", root+"/nothing-here")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, root+"/nothing-here: does not exist\n", stdout)
+}
+
+// TestInspectRecursiveFromTheRoot: inspect -r / lists every recipe there is,
+// none of ZooKeeper's own tree, and leaves out, saying so, what the ACL keeps
+// from it; under a chroot, / is the chroot. inspect / without -r is still
+// refused, and says what lists everything.
+func TestInspectRecursiveFromTheRoot(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.Servers(t))
+	root := zktest.Root(t, admin)
+	holder := startHolding(t, "lock", root+"/app/jobs/a", "--data", "root-walk")
+	defer stop(holder)
+	// Readable by nobody but the super user: not a barrier, not an error.
+	_, err := admin.Create(root+"/app/private", []byte("x"), 0, zk.WorldACL(zk.PermAll&^zk.PermRead))
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, admin.Delete(root+"/app/private", -1)) }()
+
+	servers := strings.Join(zktest.Servers(t), ",") + root + "/app"
+	p := exec.Command(binary, "--servers", servers, "inspect", "-r", "/")
+	var stdout, stderr strings.Builder
+	p.Stdout, p.Stderr = &stdout, &stderr
+	_ = p.Run()
+	require.Equal(t, 0, p.ProcessState.ExitCode(), stderr.String())
+	assert.True(t, strings.HasPrefix(stdout.String(), "/jobs/a: mutex, held by root-walk"), stdout.String())
+	assert.Equal(t, 1, strings.Count(stdout.String(), ": "), "one recipe, one head line: %s", stdout.String())
+	assert.Contains(t, stderr.String(), "/private")
+	assert.Contains(t, stderr.String(), "left out")
+
+	code, out, errOut := zkrecipes(t, "inspect", "-r", "--json", "/")
+	require.Equal(t, 0, code, errOut)
+	var tree struct {
+		Path    string
+		Recipes []struct{ Path, Type string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &tree), out)
+	assert.Equal(t, "/", tree.Path)
+	var paths []string
+	for _, r := range tree.Recipes {
+		paths = append(paths, r.Path+" "+r.Type)
+		assert.False(t, strings.HasPrefix(r.Path, "/zookeeper"), r.Path)
+	}
+	assert.Contains(t, paths, root+"/app/jobs/a mutex")
+	assert.NotContains(t, paths, root+"/app/private barrier")
+
+	code, _, errOut = zkrecipes(t, "inspect", "/")
+	assert.Equal(t, 64, code, errOut)
+	assert.Contains(t, errOut, "inspect -r / lists every recipe")
 }

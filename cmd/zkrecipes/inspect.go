@@ -24,8 +24,8 @@ var inspectCmd = command{
 	summary: `  inspect PATH [-r] [--json]
         show what is at PATH: each recipe's holders and waiters in queue
         order (and whom each waits for), a barrier, a double barrier's
-        members; with -r, every recipe at or below PATH; exit 1 if PATH
-        does not exist
+        members; with -r, every recipe at or below PATH (-r /: all of
+        them); exit 1 if PATH does not exist
 `,
 	usage: inspectUsage,
 	run:   inspectCommand,
@@ -41,7 +41,14 @@ node has been there. A LeaderSelector's election is a mutex. A path that
 several recipes use at once is "mixed": they do not exclude each other.
 
   -r       recursive: show each recipe at PATH and below it, in path order
-           (PATH may be a parent no recipe uses itself)
+           (PATH may be a parent no recipe uses itself; / lists every recipe
+           but those in ZooKeeper's own /zookeeper). It reads every node
+           below PATH but a recipe's own: one request for a node whose
+           children are other nodes, a few more for one that may be a
+           recipe's path (a leaf, or a parent of a recipe's nodes). A node
+           whose ACL keeps this identity out is left out, with a line on
+           stderr. Any leaf with data reads as a barrier that is up:
+           nothing else tells them apart
 
   --json   print the same as one JSON object: path, type (one of the recipes,
            "mixed", "none" for a path no recipe uses, or "missing"), parts
@@ -90,7 +97,7 @@ type inspection struct {
 	Waiters   []inspected  `json:"waiters"`
 }
 
-func inspectCommand(g globals, _ string, args []string, stdout, _ io.Writer) error {
+func inspectCommand(g globals, _ string, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", &g)
 	asJSON := fs.Bool("json", false, "")
 	recursive := fs.Bool("r", false, "")
@@ -101,7 +108,12 @@ func inspectCommand(g globals, _ string, args []string, stdout, _ io.Writer) err
 	if len(pos) != 1 {
 		return usagef("inspect: want exactly one PATH, got %d", len(pos))
 	}
-	if err := recipes.ValidatePath(pos[0]); err != nil {
+	switch err := recipes.ValidatePath(pos[0]); {
+	case pos[0] == "/" && *recursive:
+		// The root holds no recipe, but everything is under it.
+	case pos[0] == "/":
+		return usagef("inspect: %v; inspect -r / lists every recipe", err)
+	case err != nil:
 		return usagef("inspect: %v", err)
 	}
 	ctx, sess, done, err := quickSession(g)
@@ -110,7 +122,7 @@ func inspectCommand(g globals, _ string, args []string, stdout, _ io.Writer) err
 	}
 	defer done()
 	if *recursive {
-		return inspectTree(ctx, sess, pos[0], *asJSON, stdout)
+		return inspectTree(ctx, sess, pos[0], *asJSON, stdout, stderr)
 	}
 	in, err := describe(ctx, sess, pos[0])
 	if err != nil {

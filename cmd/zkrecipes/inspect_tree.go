@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/recipes"
-	"github.com/zkrecipes/recipes/internal/layout"
-	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
 // inspectedTree is what inspect -r finds at and below a path.
@@ -23,10 +21,11 @@ type inspectedTree struct {
 	Recipes []inspection `json:"recipes"`           // each path a recipe uses, in path order
 }
 
-// inspectTree prints the recipes at and below p (inspect -r).
-func inspectTree(ctx context.Context, sess *recipes.Session, p string, asJSON bool, stdout io.Writer) error {
+// inspectTree prints the recipes at and below p (inspect -r); p may be the
+// root, "/", which holds no recipe itself.
+func inspectTree(ctx context.Context, sess *recipes.Session, p string, asJSON bool, stdout, stderr io.Writer) error {
 	t := inspectedTree{Path: p, Recipes: []inspection{}}
-	found, ok, err := describeTree(ctx, sess, p, false)
+	found, ok, err := treeWalk{sess, stderr}.describe(ctx, p, false)
 	if err != nil {
 		return err
 	}
@@ -53,36 +52,61 @@ func inspectTree(ctx context.Context, sess *recipes.Session, p string, asJSON bo
 	return nil
 }
 
-// describeTree returns the recipes at p and below it, in path order, and
-// whether p exists. It walks the children that no recipe names (the
-// directories above other recipes) and a semaphore's locks and leases (own:
-// their nodes are the semaphore's, and not listed again, but a directory
-// called so may hold other recipes); it skips the lock and member nodes
-// themselves. A node deleted during the walk is left out.
-func describeTree(ctx context.Context, sess *recipes.Session, p string, own bool) ([]inspection, bool, error) {
-	in, err := describe(ctx, sess, p)
-	if err != nil || in.Type == "missing" {
+// The children of a semaphore's path: the directory of its gate's lock
+// nodes and that of its leases (Curator's InterProcessSemaphoreV2).
+const (
+	semaphoreGate   = "locks"
+	semaphoreLeases = "leases"
+)
+
+// treeWalk is inspect -r's walk of a tree in sess; it tells stderr of the
+// nodes it leaves out because their ACL does not let it read them.
+type treeWalk struct {
+	sess   *recipes.Session
+	stderr io.Writer
+}
+
+// describe returns the recipes at p and below it, in path order, and
+// whether p exists. It lists p's children first, and reads p as a recipe
+// only if they show it may be one: a leaf (a barrier, or an empty lock
+// directory) or a node with a recipe's nodes under it. A directory whose
+// children are all directories costs one read. It walks the children that
+// are not a recipe's own nodes (recipes.IsRecipeNode), among them a
+// semaphore's gate and leases directories (own: their nodes are the
+// semaphore's, and not listed again, but a directory called so may hold
+// other recipes). The root is walked but never read as a recipe, and its
+// zookeeper child, ZooKeeper's own tree, is left out. A node deleted during
+// the walk is left out, and so is one below p that the ACL keeps from this
+// identity, with a line on stderr: on a cluster other services' trees may
+// well be closed to it.
+func (w treeWalk) describe(ctx context.Context, p string, own bool) ([]inspection, bool, error) {
+	names, ok, err := childNames(ctx, w.sess, p)
+	if err != nil || !ok {
 		return nil, false, err
 	}
 	var found []inspection
-	if in.Type != "none" && !own {
-		found = append(found, in)
-	}
-	names, err := childNames(ctx, sess, p)
-	if err != nil {
-		return nil, false, err
+	if p != "/" && !own && mayHoldRecipe(names) {
+		in, err := describe(ctx, w.sess, p)
+		switch {
+		case err != nil:
+			return nil, false, err
+		case in.Type == "missing":
+			return nil, false, nil
+		case in.Type != "none":
+			found = append(found, in)
+		}
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		below := zpath.Join(p, name) // p is never "/", which ValidatePath refuses
-		nested := false
-		switch {
-		case name == layout.SemaphoreGate || name == layout.SemaphoreDir:
-			nested = true
-		case layout.Of(name) != layout.None || seqnode.Parse(name, layout.LeaseLockName).HasSeq:
-			continue // a lock's, lease's or member's node
+		if recipes.IsRecipeNode(name) || p == "/" && name == "zookeeper" {
+			continue
 		}
-		sub, _, err := describeTree(ctx, sess, below, nested)
+		nested := name == semaphoreGate || name == semaphoreLeases
+		sub, _, err := w.describe(ctx, path.Join(p, name), nested)
+		if notAllowed(err) {
+			fmt.Fprintf(w.stderr, "zkrecipes: %v; left out\n", err)
+			continue
+		}
 		if err != nil {
 			return nil, false, err
 		}
@@ -91,20 +115,34 @@ func describeTree(ctx context.Context, sess *recipes.Session, p string, own bool
 	return found, true, nil
 }
 
-// childNames lists the children of p, under the session's chroot; none if
-// p is gone.
-func childNames(ctx context.Context, sess *recipes.Session, p string) ([]string, error) {
+// mayHoldRecipe reports whether a node with these children may be a
+// recipe's path: a leaf may be a barrier, and a recipe's path has its
+// nodes, or a semaphore's directories, under it.
+func mayHoldRecipe(children []string) bool {
+	return len(children) == 0 || slices.ContainsFunc(children, func(n string) bool {
+		return recipes.IsRecipeNode(n) || n == semaphoreGate || n == semaphoreLeases
+	})
+}
+
+// childNames lists the children of p, under the session's chroot, and
+// reports whether p exists.
+func childNames(ctx context.Context, sess *recipes.Session, p string) ([]string, bool, error) {
+	full := sess.Chroot() + p
+	if p == "/" && sess.Chroot() != "" {
+		full = sess.Chroot()
+	}
 	var names []string
+	exists := true
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
-		names, _, err = conn.Children(zpath.Under(sess.Chroot(), p))
+		names, _, err = conn.Children(full)
 		if errors.Is(err, zk.ErrNoNode) {
-			names, err = nil, nil
+			names, exists, err = nil, false, nil
 		}
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", p, err)
+		return nil, false, fmt.Errorf("inspect %s: %w", p, err)
 	}
-	return names, nil
+	return names, exists, nil
 }

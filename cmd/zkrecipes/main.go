@@ -249,7 +249,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return ee.code
 	case notAllowed(err):
-		fmt.Fprintf(stderr, "zkrecipes: %v\n%s\n", err, notAllowedHint(err))
+		fmt.Fprintf(stderr, "zkrecipes: %v\n%s\n", err, notAllowedHint)
 		return exitNoPerm
 	default:
 		fmt.Fprintf(stderr, "zkrecipes: %v\n", err)

@@ -60,7 +60,7 @@ func TestSharedParentFromTheCommandLine(t *testing.T) {
 	code, stderr = runAs(t, payroll, "--acl", "creator", "lock", shared+"/billing/job", "-n", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 77, code, "payroll joins billing's lock: %s", stderr)
 	assert.Contains(t, stderr, "not authenticated: needs create permission on "+shared+"/billing/job\n")
-	assert.Contains(t, stderr, "The ACL of "+shared+"/billing/job does not give this identity create permission")
+	assert.Contains(t, stderr, "The nodes' ACL does not let this identity in: authenticate with --auth")
 	code, stderr = runAs(t, payroll, "inspect", shared+"/billing/job")
 	assert.Equal(t, 77, code, "payroll inspects billing's lock: %s", stderr)
 	assert.Contains(t, stderr, "needs read permission on "+shared+"/billing/job")
@@ -77,7 +77,7 @@ func TestSharedParentFromTheCommandLine(t *testing.T) {
 	code, stderr = runAs(t, payroll, "--acl", "creator", "lock", private+"/payroll/job", "-n", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 77, code, "payroll locks beside billing's private parent: %s", stderr)
 	assert.Contains(t, stderr, "needs create permission on "+private+"\n")
-	assert.Contains(t, stderr, "The ACL of "+private+" does not give this identity create permission")
+	assert.Contains(t, stderr, "The nodes' ACL does not let this identity in: authenticate with --auth")
 
 	bad := command(t, "lock", root+"/bad", "--", "true")
 	bad.Env = append(os.Environ(), "ZKRECIPES_PARENT_ACL=world:anyone:x")

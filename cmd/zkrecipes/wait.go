@@ -38,7 +38,7 @@ func waitFailure(ctx context.Context, what string, err error) error {
 	case ctx.Err() != nil:
 		return exitError{exitInterrupted, fmt.Errorf("interrupted while waiting for %s", what)}
 	case notAllowed(err):
-		return exitError{exitNoPerm, fmt.Errorf("%w\n%s", err, notAllowedHint(err))}
+		return exitError{exitNoPerm, fmt.Errorf("%w\n%s", err, notAllowedHint)}
 	}
 	return exitError{exitUnavailable, err}
 }
