@@ -120,7 +120,7 @@ func (r Runner) Run(ctx context.Context) error {
 			}
 			return context.Cause(ctx)
 		case errors.Is(err, recipes.ErrInvalid) || errors.Is(err, recipes.ErrOtherRecipe) || errors.Is(err, zk.ErrNoAuth):
-			return fmt.Errorf("election: campaign: %w", err)
+			return fmt.Errorf("election: %w", err) // a Latch's says "campaign PATH"
 		case err != nil:
 			if err := b.wait(ctx); err != nil {
 				return err

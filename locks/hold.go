@@ -52,6 +52,15 @@ type holdKey struct {
 	path string
 }
 
+// what names the acquire of key in its errors: "lock /p", or "campaign /p"
+// for an election's latch, whose users campaign rather than lock.
+func (k holdKey) what() string {
+	if k.kind == "latch" {
+		return "campaign " + k.path
+	}
+	return "lock " + k.path
+}
+
 // multiKey finds a MultiLock's hold in a context. It is the MultiLock value:
 // another MultiLock over the same locks re-enters each member instead.
 type multiKey struct{ ml *MultiLock }
@@ -392,16 +401,16 @@ func (w how) take(ctx context.Context, sess znode.Session, spec seqnode.Spec) (*
 // reenter returns the hold ctx carries under key, counting one more acquire,
 // and reports whether it carries one. A ctx that has ended neither re-enters
 // nor queues: the work it would guard has been abandoned.
-func reenter(ctx context.Context, key any, path string) (*Hold, bool, error) {
+func reenter(ctx context.Context, key any, what string) (*Hold, bool, error) {
 	if err := znode.CtxErr(ctx); err != nil {
-		return nil, true, fmt.Errorf("lock %s: %w", path, err)
+		return nil, true, fmt.Errorf("%s: %w", what, err)
 	}
 	h := carrying(ctx, key)
 	if h == nil {
 		return nil, false, nil
 	}
 	if err := h.enter(); err != nil {
-		return nil, true, fmt.Errorf("lock %s: %w", path, err)
+		return nil, true, fmt.Errorf("%s: %w", what, err)
 	}
 	return h, true, nil
 }
@@ -425,14 +434,14 @@ func init() {
 // acquire re-enters the hold ctx carries for key, or takes a new node as w
 // says. It returns false if tryOnce found the lock busy.
 func acquire(ctx context.Context, sess *recipes.Session, key holdKey, spec seqnode.Spec, w how) (*Hold, bool, error) {
-	if h, found, err := reenter(ctx, key, key.path); found {
+	if h, found, err := reenter(ctx, key, key.what()); found {
 		return h, err == nil, err
 	}
 	node, ok, err := measured(ctx, sess, key.kind, key.path, func() (*seqnode.Hold, bool, error) {
 		return w.take(seqnode.OneAcquisition(ctx), sess, spec)
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("lock %s: %w", key.path, err)
+		return nil, false, fmt.Errorf("%s: %w", key.what(), err)
 	}
 	if !ok {
 		return nil, false, nil

@@ -122,7 +122,7 @@ func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
 	}
 	key := multiKey{ml}
 	path := ml.Path()
-	if h, found, err := reenter(ctx, key, path); found {
+	if h, found, err := reenter(ctx, key, "lock "+path); found {
 		return h, err
 	}
 	// Losing a member ends the wait for the next ones.
