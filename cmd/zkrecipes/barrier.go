@@ -32,7 +32,8 @@ errors. Every member must give the same N: a member that finds one with
 another N at the barrier exits 65.
 
   --members N   the member count that opens the barrier (required)
-` + waitOnlyFlagsUsage + commandExitUsage,
+` + waitOnlyFlagsUsage + cmdExitHead + rowUsage + rowMembers + rowUnavailable +
+				"  75  timed out entering or leaving\n" + rowNoPerm + rowCannotRun + rowInterrupted,
 			run: doubleBarrierCommand,
 		},
 		{
@@ -144,6 +145,9 @@ func doubleBarrierCommand(g globals, _ string, args []string, _, stderr io.Write
 	}
 	if err := checkCommon(pos[0], wf.data); err != nil {
 		return usagef("double-barrier: %v", err)
+	}
+	if err := findCommand("double-barrier", command); err != nil {
+		return err
 	}
 	g.boundConnect(wf.timeout, false)
 	ctx, w, err := startWaiting(g)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"time"
 
@@ -47,14 +46,10 @@ SIGINT, SIGTERM or SIGQUIT, zkrecipes exits too (SIGHUP is only passed on,
 and ignored while campaigning). If leadership is lost, CMD gets SIGTERM,
 SIGKILL a twentieth of the session timeout later (before any other
 participant can lead), and zkrecipes exits 79, or with --requeue campaigns
-again. Unless
-stdin is a terminal, CMD runs in a process group of its own and the signals
-go to the whole group. If zkrecipes is killed, so is CMD.
-
-Exit status: CMD's own status (128+N if killed by signal N), or
-` + exitRows + `  79  leadership lost while CMD ran
-  127 --requeue: CMD not found
-  130 interrupted while campaigning (not with --requeue)
+again. Unless stdin is a terminal, CMD runs in a process group of its own
+and the signals go to the whole group. If zkrecipes is killed, so is CMD.
+` + cmdExitHead + rowUsage + rowConflict + rowUnavailable + rowTimeout + rowNoPerm + `  79  leadership lost while CMD ran
+` + rowCannotRun + `  130 interrupted while campaigning (not with --requeue)
 With --requeue a signal ends the run with CMD's status if CMD was running,
 else 0; it also ends on 64, 65, 69 (at the start only) and 77, and goes on
 through the other failures, campaigning again.
@@ -120,11 +115,10 @@ func electCommand(g globals, name string, args []string, _, stderr io.Writer) er
 			"ZKRECIPES_FENCING_TOKEN=" + strconv.FormatInt(h.Token(), 10),
 		}
 	}
+	if err := findCommand(name, command); err != nil {
+		return err
+	}
 	if *requeue {
-		// A command that cannot start would fail at every term.
-		if _, err := exec.LookPath(command[0]); err != nil {
-			return exitError{127, fmt.Errorf("elect: %v", err)}
-		}
 		return requeued{path: path, id: id, selector: *selector, command: command, env: env, status: wf.status(stderr), stderr: stderr}.run(g)
 	}
 	return holding{

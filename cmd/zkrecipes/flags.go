@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -238,6 +240,28 @@ func splitCommand(name string, args []string) (own, command []string, err error)
 		return nil, nil, usagef("%s: no command after --", name)
 	}
 	return args[:i], args[i+1:], nil
+}
+
+// findCommand checks that the command to run can be started (its name is
+// found in $PATH, or the file it names is executable) before anything
+// connects: a command that cannot start would otherwise be found out only
+// once the recipe is held, having created nodes and kept others waiting.
+// name is the zkrecipes command, for the message.
+func findCommand(name string, command []string) error {
+	_, err := exec.LookPath(command[0])
+	if err == nil {
+		return nil
+	}
+	// exec's error repeats the name; the cause alone says why.
+	var ee *exec.Error
+	var pe *fs.PathError
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return exitError{exitCannotRun, fmt.Errorf("%s: cannot run %s: %v", name, command[0], err)}
 }
 
 // waitFlags are the flags of a command that waits: --timeout D, -n,

@@ -27,12 +27,24 @@ func TestEachCommandHasItsOwnHelp(t *testing.T) {
 		for line := range strings.Lines(help) {
 			assert.LessOrEqual(t, len(strings.TrimRight(line, "\n")), 80, "%s --help: a line wider than 80 columns: %q", name, line)
 		}
+		assert.Empty(t, shortLines(help), "%s --help: lines that end well before the next word would need", name)
 		switch name {
 		case "barrier", "revoke", "inspect", "leader", "demo":
 		case "elect":
 			assert.Contains(t, help, "79  leadership lost while CMD ran", "%s --help", name)
+		case "double-barrier":
+			assert.NotContains(t, help, "\n  79 ", "%s --help: nothing of it can be lost", name)
 		default:
 			assert.Contains(t, help, "79  lock lost while CMD ran", "%s --help", name)
+		}
+		switch name {
+		case "multilock", "double-barrier":
+			assert.NotContains(t, help, "-n found it busy", "%s --help: refuses -n", name)
+		case "lock", "rlock", "wlock", "semaphore", "semaphore-mutex", "elect":
+			assert.Contains(t, help, "75  timed out waiting, or -n found it busy", "%s --help", name)
+		}
+		if strings.Contains(help, "-- CMD") {
+			assert.Contains(t, help, "127 CMD not found or not executable", "%s --help", name)
 		}
 		assert.NotContains(t, help, "1   revoke: nothing to revoke", "%s --help: another command's exit status", name)
 		if name == "multilock" || name == "double-barrier" {
@@ -190,4 +202,22 @@ func TestSemaphoreCountPath(t *testing.T) {
 	require.NoError(t, err)
 	code, _, stderr = zkrecipes(t, "semaphore", path, "--count-path", count, "-n", "--connect-timeout", "30s", "--", "true")
 	assert.Equal(t, 0, code, "a count of 2, one held: %s", stderr)
+}
+
+// shortLines returns the lines of help's prose (and of its flags'
+// descriptions) that break before the next line's first word though it
+// would fit well within the width: "again. Unless\nstdin is ...".
+func shortLines(help string) []string {
+	lines := strings.Split(help, "\n")
+	var short []string
+	for i, a := range lines[:len(lines)-1] {
+		b := strings.TrimLeft(lines[i+1], " ")
+		if a == "" || b == "" || len(a)-len(strings.TrimLeft(a, " ")) != len(lines[i+1])-len(b) {
+			continue // a paragraph's end, or the start of a table's or a list's next item
+		}
+		if next, _, _ := strings.Cut(b, " "); b[0] >= 'a' && b[0] <= 'z' && len(a)+1+len(next) <= 60 {
+			short = append(short, a)
+		}
+	}
+	return short
 }

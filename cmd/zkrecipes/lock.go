@@ -35,18 +35,22 @@ is lost, CMD gets SIGTERM, SIGKILL a twentieth of the session timeout
 later, and zkrecipes exits 79. Unless
 stdin is a terminal, CMD runs in a process group of its own and the signals
 go to the whole group. If zkrecipes is killed, so is CMD.
-` + commandExitUsage
+`
 	revocable := `  --revocable   stop CMD (SIGTERM) when someone revokes the lock (see revoke)
 `
 	mk := func(name, synopsis, what, flags string) command {
-		wait := waitFlagsUsage
-		if name == "multilock" {
-			wait = waitOnlyFlagsUsage // it cannot try once
+		wait, timedOut, conflict := waitFlagsUsage, rowTimeout, rowConflict
+		switch name {
+		case "multilock":
+			wait, timedOut = waitOnlyFlagsUsage, "  75  timed out waiting\n" // it cannot try once
+		case "semaphore":
+			conflict = rowLeases
 		}
+		exits := cmdExitHead + rowUsage + conflict + rowUnavailable + timedOut + rowNoPerm + rowLost + rowCannotRun + rowInterrupted
 		return command{
 			name:    name,
 			summary: lockSummary,
-			usage:   "usage: zkrecipes " + name + " " + synopsis + "\n\n" + what + "\n\n" + wait + flags + holding,
+			usage:   "usage: zkrecipes " + name + " " + synopsis + "\n\n" + what + "\n\n" + wait + flags + holding + exits,
 			run:     holdCommand,
 		}
 	}
@@ -126,6 +130,9 @@ func holdCommand(g globals, name string, args []string, _, stderr io.Writer) err
 		if err := recipes.ValidatePath(p); err != nil {
 			return usagef("%s: %v", name, err)
 		}
+	}
+	if err := findCommand(name, command); err != nil {
+		return err
 	}
 	var opts []recipes.NodeOption
 	if wf.data != "" {

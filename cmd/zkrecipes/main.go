@@ -41,6 +41,7 @@ const (
 	exitNoPerm      = 77  // the nodes' ACL does not let this identity in (EX_NOPERM)
 	exitTimeout     = 75  // --timeout passed, or -n found it busy (EX_TEMPFAIL)
 	exitLost        = 79  // the lock was lost while the command ran
+	exitCannotRun   = 127 // CMD cannot be started: not found, or not executable (as a shell's)
 	exitInterrupted = 130 // interrupted (SIGINT/SIGTERM) while waiting
 )
 
@@ -150,48 +151,53 @@ const tryOnceUsage = `  --timeout 0, -n
 `
 
 const quietUsage = `  -q            quiet, for scripts: no status lines (acquired, leading,
-                waiting);
-                errors and warnings are still printed
+                waiting); errors and warnings are still printed
 `
 
 const dataUsage = `  --data S      the data of this process's node, which inspect shows
                 (default host:pid)
 `
 
-// exitUsageText is the exit table of zkrecipes --help; commandExitUsage
-// that of a command that runs CMD, barrierExitUsage that of barrier.
+// The exit tables: each command's --help lists the statuses it can
+// exit with, and only those; zkrecipes --help lists them all.
 const (
-	exitUsageText = `
+	cmdExitHead = `
 Exit status: CMD's own status (128+N if killed by signal N), or
-  1   revoke: nothing to revoke; inspect: PATH does not exist; leader:
-      nobody campaigns
-` + exitRows + exitCmdRows
-	commandExitUsage = `
-Exit status: CMD's own status (128+N if killed by signal N), or
-` + exitRows + exitCmdRows
-	barrierExitUsage = `
-Exit status: 0 when done, or
-  64  bad usage (nothing was created)
-  65  PATH is used by a lock or a double barrier (nothing was created)
-  69  ZooKeeper unavailable, or the session lost
-  75  wait: timed out, or -n found the barrier up
-  77  the nodes' ACL does not let this identity in (see --auth)
-  130 interrupted while waiting
 `
+	rowUsage    = "  64  bad usage (nothing was created)\n"
+	rowConflict = "  65  PATH is used by another kind of recipe (nothing was created)\n"
+	rowLeases   = `  65  PATH is used by another kind of recipe, or with another --leases;
+      --count-path names no node (nothing was created)
+`
+	rowMembers = `  65  PATH is used by another kind of recipe, or with another --members
+      (nothing was created)
+`
+	rowUnavailable = "  69  ZooKeeper unavailable, or the session lost\n"
+	rowTimeout     = "  75  timed out waiting, or -n found it busy\n"
+	rowNoPerm      = "  77  the nodes' ACL does not let this identity in (see --auth)\n"
+	rowLost        = "  79  lock lost while CMD ran\n"
+	rowCannotRun   = `  127 CMD not found or not executable (found out before connecting:
+      nothing was created)
+`
+	rowInterrupted = "  130 interrupted while waiting\n"
 )
 
-const exitRows = `  64  bad usage (nothing was created)
-  65  PATH is used by another kind of recipe, or a semaphore is used with
-      another --leases, a double barrier with another --members (nothing
-      was created)
-  69  ZooKeeper unavailable, or the session lost
-  75  timed out waiting, or -n found it busy
-  77  the nodes' ACL does not let this identity in (see --auth)
-`
-
-const exitCmdRows = `  79  lock lost while CMD ran
-  130 interrupted while waiting
-`
+// exitUsageText is the exit table of zkrecipes --help, barrierExitUsage that
+// of barrier.
+const (
+	exitUsageText = cmdExitHead + `  1   revoke: nothing to revoke; inspect: PATH does not exist; leader:
+      nobody campaigns
+` + rowUsage + `  65  PATH is used by another kind of recipe, or a semaphore is used with
+      another --leases (or --count-path names no node), a double barrier
+      with another --members (nothing was created)
+` + rowUnavailable + rowTimeout + rowNoPerm + `  79  lock lost while CMD ran (elect: leadership lost)
+` + rowCannotRun + rowInterrupted
+	barrierExitUsage = `
+Exit status: 0 when done, or
+` + rowUsage + `  65  PATH is used by a lock or a double barrier (nothing was created)
+` + rowUnavailable + `  75  wait: timed out, or -n found the barrier up
+` + rowNoPerm + rowInterrupted
+)
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

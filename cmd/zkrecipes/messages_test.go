@@ -1,10 +1,14 @@
 package main_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes/zktest"
 )
@@ -30,4 +34,39 @@ func TestElectFailureSaysCampaign(t *testing.T) {
 		assert.True(t, strings.HasPrefix(stderr, c.prefix+path+": recipes: path used by another recipe"), "%q: %s", c.extra, stderr)
 		assert.Equal(t, 1, strings.Count(stderr, path+":"), "%q: %s", c.extra, stderr)
 	}
+}
+
+// TestCommandThatCannotRunCreatesNothing: every command that runs CMD finds
+// out that CMD cannot start before it connects: it exits 127, says why,
+// and leaves no node.
+func TestCommandThatCannotRunCreatesNothing(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.Servers(t))
+	root := zktest.Root(t, admin)
+	_, err := admin.Create(root, nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, admin.Delete(root, -1)) }()
+	notExecutable := filepath.Join(t.TempDir(), "script")
+	require.NoError(t, os.WriteFile(notExecutable, []byte("#!/bin/sh\n"), 0o644))
+
+	p := root + "/p"
+	for _, args := range [][]string{
+		{"lock", p}, {"rlock", p}, {"wlock", p}, {"semaphore", p, "--leases", "1"},
+		{"semaphore", p, "--count-path", root + "/count"}, {"semaphore-mutex", p},
+		{"multilock", p + "," + root + "/q"}, {"double-barrier", p, "--members", "1"},
+		{"elect", p}, {"elect", p, "--requeue"}, {"elect", p, "--selector", "-n"},
+	} {
+		for cmd, why := range map[string]string{
+			"/nonexistent/cmd":     "cannot run /nonexistent/cmd: no such file or directory",
+			"no-such-command-here": "cannot run no-such-command-here: executable file not found in $PATH",
+			notExecutable:          "cannot run " + notExecutable + ": permission denied",
+		} {
+			code, _, stderr := zkrecipes(t, append(args, "--", cmd, "arg")...)
+			assert.Equal(t, 127, code, "%q %s: %s", args, cmd, stderr)
+			assert.Equal(t, "zkrecipes: "+args[0]+": "+why+"\n", stderr, "%q", args)
+		}
+	}
+	names, _, err := admin.Children(root)
+	require.NoError(t, err)
+	assert.Empty(t, names, "a command that could not run created nodes")
 }
