@@ -38,6 +38,13 @@ var (
 	// one another client recorded for the same path.
 	ErrMaxLeases = errors.New("locks: semaphore used with a different number of leases")
 
+	// ErrNoSharedCount is returned by an Acquire or TryAcquire of a
+	// Semaphore made by NewSharedCountSemaphore whose count node does not
+	// exist, or went while it waited: the count is the caller's to make
+	// (SetSharedCount), and waiting would not bring it. The error also
+	// wraps zk.ErrNoNode. The acquire leaves no node behind.
+	ErrNoSharedCount = errors.New("locks: shared count does not exist")
+
 	// ErrNotRevocable is returned by Revoke for a node that is not a lock
 	// node a holder could be listening on: not a Mutex's or an RWMutex's
 	// node (a semaphore's lease, a recipe's own path, a barrier), or no

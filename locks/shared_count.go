@@ -31,7 +31,8 @@ import (
 // watches it while it waits: raising the count lets it in at once, lowering
 // it lets no new holder in until enough leases are released (holders keep
 // theirs, as in Curator). A count below 1 lets nobody in. Like NewSemaphore
-// it does no I/O; Acquire fails if the count node does not exist.
+// it does no I/O; Acquire fails if the count node does not exist, with an
+// error wrapping ErrNoSharedCount.
 func NewSharedCountSemaphore(sess *recipes.Session, path, countPath string, opts ...recipes.NodeOption) (*Semaphore, error) {
 	at, err := recipe.Check(sess, path, opts, func() error {
 		return recipe.Where(sess, countPath)
@@ -162,7 +163,7 @@ func (w *countWatch) store(data []byte) error {
 
 func (w *countWatch) explain(err error) error {
 	if errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("%w: shared count %s does not exist (SetSharedCount, or Curator's SharedCount, makes it)", err, w.path)
+		return fmt.Errorf("%w: %s (SetSharedCount, or Curator's SharedCount, makes it): %w", ErrNoSharedCount, w.path, err)
 	}
 	return fmt.Errorf("read shared count %s: %w", w.path, err)
 }

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,4 +70,25 @@ func TestCommandThatCannotRunCreatesNothing(t *testing.T) {
 	names, _, err := admin.Children(root)
 	require.NoError(t, err)
 	assert.Empty(t, names, "a command that could not run created nodes")
+}
+
+// TestSemaphoreWithoutItsSharedCountExits65: a --count-path that names no
+// node is the user's input, not an outage: exit 65 (not 69, on which a
+// script would retry for ever), waiting or not, saying which node is
+// missing; nothing is left behind.
+func TestSemaphoreWithoutItsSharedCountExits65(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.Servers(t))
+	root := zktest.Root(t, admin)
+	count := root + "/count"
+	for _, extra := range [][]string{nil, {"-n"}, {"--timeout", "20s"}} {
+		args := append(append([]string{"semaphore", root + "/sem", "--count-path", count}, extra...), "--", "true")
+		code, _, stderr := zkrecipes(t, args...)
+		assert.Equal(t, 65, code, "%q: %s", extra, stderr)
+		assert.Contains(t, stderr, "locks: shared count does not exist: "+count+" (SetSharedCount", "%q", extra)
+	}
+	eventually(t, func() bool { // once ZooKeeper has reaped the containers
+		names, _, err := admin.Children(root)
+		return errors.Is(err, zk.ErrNoNode) || err == nil && len(names) == 0
+	})
 }

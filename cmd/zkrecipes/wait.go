@@ -25,13 +25,14 @@ func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, c
 }
 
 // waitFailure maps a failed wait for what to an exit status: 65 for a path
-// another recipe uses (or a semaphore with another number of leases, a
-// double barrier with another number of members), 75 on
+// another recipe uses (or a semaphore with another number of leases or a
+// shared count that does not exist, a double barrier with another number of
+// members), 75 on
 // --timeout, 130 on a signal, 69 otherwise (ZooKeeper failing, or the
 // session lost).
 func waitFailure(ctx context.Context, what string, err error) error {
 	switch {
-	case errors.Is(err, locks.ErrMaxLeases), errors.Is(err, barriers.ErrMembers), errors.Is(err, recipes.ErrOtherRecipe):
+	case errors.Is(err, locks.ErrMaxLeases), errors.Is(err, locks.ErrNoSharedCount), errors.Is(err, barriers.ErrMembers), errors.Is(err, recipes.ErrOtherRecipe):
 		return exitError{exitConflict, err}
 	case errors.Is(context.Cause(ctx), errTimedOut):
 		return exitError{exitTimeout, fmt.Errorf("timed out waiting for %s", what)}

@@ -105,5 +105,7 @@ func TestSharedCountBadInput(t *testing.T) {
 	sem, err := locks.NewSharedCountSemaphore(s, root+"/sem", root+"/missing")
 	require.NoError(t, err)
 	_, err = sem.Acquire(bg(), 1)
-	assert.ErrorContains(t, err, root+"/missing does not exist")
+	assert.ErrorIs(t, err, locks.ErrNoSharedCount)
+	assert.ErrorIs(t, err, zk.ErrNoNode)
+	assert.ErrorContains(t, err, "shared count does not exist: "+root+"/missing")
 }
