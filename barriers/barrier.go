@@ -68,7 +68,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("barriers: set %s: %w", b.at.Path, err)
+		return fmt.Errorf("set %s: %w", b.at.Path, err)
 	}
 	return nil
 }
@@ -97,7 +97,7 @@ func (b *Barrier) Remove(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("barriers: remove %s: %w", b.at.Path, err)
+		return fmt.Errorf("remove %s: %w", b.at.Path, err)
 	}
 	return nil
 }
@@ -128,7 +128,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			err = znode.WaitEvent(ctx, b.sess, ev)
 		}
 		if err != nil {
-			return fmt.Errorf("barriers: wait on %s: %w", b.at.Path, err)
+			return fmt.Errorf("wait on %s: %w", b.at.Path, err)
 		}
 	}
 }
@@ -156,7 +156,7 @@ func (b *Barrier) IsSet(ctx context.Context) (bool, error) {
 	}
 	up, err := znode.Exists(ctx, b.sess, b.at.Dir)
 	if err != nil {
-		return false, fmt.Errorf("barriers: check %s: %w", b.at.Path, err)
+		return false, fmt.Errorf("check %s: %w", b.at.Path, err)
 	}
 	return up, nil
 }

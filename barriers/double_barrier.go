@@ -107,7 +107,7 @@ func (b *DoubleBarrier) Arrived(ctx context.Context) (int, bool, error) {
 	}
 	names, err := znode.Children(ctx, b.sess, b.at.Dir)
 	if err != nil {
-		return 0, false, fmt.Errorf("barriers: count %s: %w", b.at.Path, err)
+		return 0, false, fmt.Errorf("count %s: %w", b.at.Path, err)
 	}
 	open := slices.Contains(names, readyNode)
 	if open {
@@ -130,10 +130,10 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.entered {
-		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, ErrEntered)
+		return fmt.Errorf("enter %s: %w", b.at.Path, ErrEntered)
 	}
 	if err := znode.CtxErr(ctx); err != nil {
-		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, err)
+		return fmt.Errorf("enter %s: %w", b.at.Path, err)
 	}
 	err := b.enter(ctx)
 	switch {
@@ -156,7 +156,7 @@ func (b *DoubleBarrier) Enter(ctx context.Context) error {
 		_ = znode.DeleteDetached(b.sess, b.node)
 	}
 	if err != nil {
-		return fmt.Errorf("barriers: enter %s: %w", b.at.Path, err)
+		return fmt.Errorf("enter %s: %w", b.at.Path, err)
 	}
 	b.entered = true
 	return nil
@@ -273,8 +273,7 @@ func (b *DoubleBarrier) tryOpen(ctx context.Context, first []string) (bool, erro
 		// counts to another number would never open the barrier with us,
 		// or would open it without us.
 		if n := disagreeing(names, b.members); n != 0 {
-			return false, fmt.Errorf("%w: a member at %s waits for %d members, this one for %d",
-				ErrMembers, b.at.Path, n, b.members)
+			return false, fmt.Errorf("%w: a member there waits for %d members, this one for %d", ErrMembers, n, b.members)
 		}
 		if len(names) < b.members {
 			return false, nil
@@ -381,7 +380,7 @@ func (b *DoubleBarrier) Leave(ctx context.Context) error {
 		err = derr
 	}
 	if err != nil {
-		return fmt.Errorf("barriers: leave %s: %w", b.at.Path, err)
+		return fmt.Errorf("leave %s: %w", b.at.Path, err)
 	}
 	return nil
 }
