@@ -244,7 +244,7 @@ func TestDemoWithoutServerSaysHowToGetOne(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	assert.Equal(t, 69, ee.ExitCode())
-	assert.Contains(t, stderr.String(), "cannot reach ZooKeeper at ["+nobody+"]")
+	assert.Contains(t, stderr.String(), "cannot reach ZooKeeper: recipes: connect to ["+nobody+"]")
 	assert.Contains(t, stderr.String(), "make demo")
 	assert.NotContains(t, stdout.String(), "worker-")
 }

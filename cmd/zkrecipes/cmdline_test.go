@@ -61,7 +61,8 @@ func TestConnectTimeout(t *testing.T) {
 		took := time.Since(start)
 		code, stderr := p.ProcessState.ExitCode(), out.String()
 		assert.Equal(t, 69, code, "%q: %s", c.args, stderr)
-		assert.Contains(t, stderr, "cannot reach ZooKeeper at ["+closed+"]", "%q", c.args)
+		assert.Contains(t, stderr, "cannot reach ZooKeeper: recipes: connect to ["+closed+"]: ", "%q", c.args)
+		assert.Equal(t, 1, strings.Count(stderr, "["+closed), "%q: the servers listed once: %s", c.args, stderr)
 		assert.Contains(t, stderr, c.want, "%q", c.args)
 		assert.Contains(t, stderr, "connection refused", "%q: the last attempt", c.args)
 		assert.Less(t, took, c.bound, "%q", c.args)
@@ -69,6 +70,30 @@ func TestConnectTimeout(t *testing.T) {
 	code, _, stderr := zkrecipes(t, "--connect-timeout", "0", "inspect", "/x")
 	assert.Equal(t, 64, code, stderr)
 	assert.Contains(t, stderr, `--connect-timeout "0": must be positive`)
+}
+
+// TestRefusedConnectionFailsSoon: the commands that only look (inspect,
+// leader, revoke) give up once every attempt for 3s has been refused, not
+// after the 15s a command that waits for a recipe keeps trying, and the
+// message names the servers once. (The bound asserted is far above the 3s
+// and a round that the design gives, and below the 15s.)
+func TestRefusedConnectionFailsSoon(t *testing.T) {
+	t.Parallel()
+	closed, other := closedPort(t), closedPort(t)
+	servers := closed + "," + other
+	for _, args := range [][]string{{"inspect", "/x"}, {"inspect", "-r", "/"}, {"leader", "/x"}, {"revoke", "/x"}} {
+		p := exec.Command(binary, append([]string{"--servers", servers}, args...)...)
+		var out strings.Builder
+		p.Stderr = &out
+		start := time.Now()
+		_ = p.Run()
+		took := time.Since(start)
+		stderr := out.String()
+		assert.Equal(t, 69, p.ProcessState.ExitCode(), "%q: %s", args, stderr)
+		assert.Contains(t, stderr, "zkrecipes: cannot reach ZooKeeper: recipes: connect to ["+closed+" "+other+"]: every connection refused for 3s", "%q", args)
+		assert.Equal(t, 1, strings.Count(stderr, "["+closed), "%q: the servers listed once: %s", args, stderr)
+		assert.Less(t, took, 10*time.Second, "%q", args)
+	}
 }
 
 // TestSessionTimeoutBoundsAndGrant: a session timeout ZooKeeper can never be

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"sync"
@@ -54,6 +55,7 @@ func (w *waiting) close() {
 // quickSession connects for a command that only reads or writes once; the
 // context bounds what the command does once connected.
 func quickSession(g globals) (context.Context, *recipes.Session, func(), error) {
+	g.giveUpRefused = !g.connectSet
 	sess, err := connect(context.Background(), g)
 	if err != nil {
 		return nil, nil, nil, err
@@ -120,7 +122,13 @@ func connect(ctx context.Context, g globals) (*recipes.Session, error) {
 		return nil, err
 	}
 	opts = append(opts, tlsOpts...)
-	cctx, cancel := context.WithTimeoutCause(ctx, bound, fmt.Errorf("no session within %v (%s)", bound, why))
+	refused, giveUp := context.WithCancelCause(ctx)
+	defer giveUp(nil)
+	if g.giveUpRefused {
+		r := &refusals{servers: len(g.servers), giveUp: giveUp}
+		opts = append(opts, recipes.WithDialer(r.dial))
+	}
+	cctx, cancel := context.WithTimeoutCause(refused, bound, fmt.Errorf("no session within %v (%s)", bound, why))
 	defer cancel()
 	sess, err := recipes.Connect(cctx, g.servers, opts...)
 	switch {
@@ -134,5 +142,44 @@ func connect(ctx context.Context, g globals) (*recipes.Session, error) {
 	case errors.Is(err, recipes.ErrInvalid):
 		return nil, usagef("%v", err)
 	}
-	return nil, fmt.Errorf("cannot reach ZooKeeper at %v: %w", g.servers, err)
+	return nil, fmt.Errorf("cannot reach ZooKeeper: %w", err) // which names the servers
+}
+
+// refusedBound is how long the commands that only look (inspect, leader,
+// revoke) wait while every attempt to connect is refused: nothing listens
+// there, and a person is waiting for the answer. It outlasts a ZooKeeper's
+// restart on the same port, which refuses for a moment, and is well below
+// the 15s they would wait otherwise. --connect-timeout, given, waits its
+// whole bound: a script that waits for ZooKeeper to come up says so.
+const refusedBound = 3 * time.Second
+
+// refusals is a dialer for connect that gives up, through giveUp, once
+// every attempt for refusedBound, and one at least to each server, has been
+// refused. go-zookeeper tries the servers in turn, pausing a second after
+// each round, so that is three rounds or so.
+type refusals struct {
+	servers int
+	giveUp  context.CancelCauseFunc
+
+	mu    sync.Mutex // guards since and count
+	since time.Time  // when the attempts began to be refused
+	count int        // the attempts refused since then, one after another
+}
+
+func (r *refusals) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	conn, err := net.DialTimeout(network, address, timeout)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		r.count = 0
+		return conn, err
+	}
+	if r.count == 0 {
+		r.since = time.Now()
+	}
+	r.count++
+	if r.count >= r.servers && time.Since(r.since) >= refusedBound {
+		r.giveUp(fmt.Errorf("every connection refused for %v (with --connect-timeout D it waits D)", refusedBound))
+	}
+	return conn, err
 }

@@ -24,6 +24,7 @@ type globals struct {
 	connectTimeout time.Duration // what bounds connecting (see boundConnect); 0: the library's default
 	connectSet     bool          // --connect-timeout gave connectTimeout
 	connectWhy     string        // where connectTimeout came from, for the error when it passes
+	giveUpRefused  bool          // connect gives up sooner while every attempt is refused (refusedBound)
 	notes          io.Writer     // where connect reports a granted session timeout other than the one asked; nil: nowhere
 	auth           []credential  // --auth, after $ZKRECIPES_AUTH
 	acl            []zk.ACL      // --acl, else $ZKRECIPES_ACL; nil: the library's default

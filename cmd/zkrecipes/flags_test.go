@@ -51,6 +51,12 @@ func TestEachCommandHasItsOwnHelp(t *testing.T) {
 			assert.NotContains(t, help, "--timeout 0, -n\n", "%s --help: offers the -n it refuses", name)
 		}
 	}
+	code, global, _ := zkrecipes(t, "--help")
+	assert.Equal(t, 0, code)
+	for line := range strings.Lines(global) {
+		assert.LessOrEqual(t, len(strings.TrimRight(line, "\n")), 80, "--help: a line wider than 80 columns: %q", line)
+	}
+	assert.Empty(t, shortLines(global), "--help: lines that end well before the next word would need")
 	code, help, _ := zkrecipes(t, "lock", "/a", "-h", "--", "true")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, help, "--revocable")

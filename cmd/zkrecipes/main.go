@@ -104,14 +104,17 @@ const globalFlagsUsage = `
 Global flags (before the command, or among its own flags, where they
 override what came before the command; any other flag given twice is an
 error):
-  --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else 127.0.0.1:2181)
+  --servers H:P,...      ZooKeeper ensemble (default $ZK_SERVERS, else
+                         127.0.0.1:2181)
   --session-timeout D    ZooKeeper session timeout (default 10s; 1ms to
                          596h31m, what ZooKeeper can be asked for). The server
                          bounds it by its minSessionTimeout and
                          maxSessionTimeout (by default 2 to 20 ticks): a
                          grant other than the one asked is reported
   --connect-timeout D    give up connecting after D, status 69 (default: a
-                         command's --timeout; 5s with -n; else 15s)
+                         command's --timeout; 5s with -n; else 15s). Without
+                         it, inspect, leader and revoke give up once every
+                         attempt for 3s has been refused (nothing listens)
   --auth SCHEME:CREDS    authenticate, e.g. digest:user:password; repeatable,
                          and added to $ZKRECIPES_AUTH (one SCHEME:CREDS; prefer
                          it: a command line is visible to other users, and
