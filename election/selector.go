@@ -2,6 +2,8 @@ package election
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
@@ -48,7 +50,18 @@ func (s *Selector) Campaign(ctx context.Context) (*locks.Hold, error) {
 	if err := args.Context(ctx, "election: Selector.Campaign"); err != nil {
 		return nil, err
 	}
-	return s.m.Lock(ctx)
+	h, err := s.m.Lock(ctx)
+	return h, s.campaignErr(err)
+}
+
+// campaignErr words a failure of the selector's Mutex as a campaign's, as a
+// Latch's reads: "campaign PATH: ...", not "lock PATH: ...".
+func (s *Selector) campaignErr(err error) error {
+	cause := errors.Unwrap(err)
+	if cause == nil || err.Error() != "lock "+s.Path()+": "+cause.Error() {
+		return err
+	}
+	return fmt.Errorf("campaign %s: %w", s.Path(), cause)
 }
 
 // TryCampaign leads if nobody leads or waits now, and reports whether it
@@ -57,7 +70,8 @@ func (s *Selector) TryCampaign(ctx context.Context) (*locks.Hold, bool, error) {
 	if err := args.Context(ctx, "election: Selector.TryCampaign"); err != nil {
 		return nil, false, err
 	}
-	return s.m.TryLock(ctx)
+	h, ok, err := s.m.TryLock(ctx)
+	return h, ok, s.campaignErr(err)
 }
 
 // Participants lists the election's participants in the order they

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os/signal"
 	"time"
 
@@ -31,7 +32,8 @@ entering and leaving, each. It cannot try once: -n and --timeout 0 are usage
 errors. Every member must give the same N: a member that finds one with
 another N at the barrier exits 65.
 
-  --members N   the member count that opens the barrier (required)
+  --members N   the member count that opens the barrier (required; 1 to
+                2147483647)
 ` + waitOnlyFlagsUsage + cmdExitHead + rowUsage + rowMembers + rowUnavailable +
 				"  75  timed out entering or leaving\n" + rowNoPerm + rowCannotRun + rowInterrupted,
 			run: doubleBarrierCommand,
@@ -139,6 +141,9 @@ func doubleBarrierCommand(g globals, _ string, args []string, _, stderr io.Write
 			return usagef("double-barrier: --members N (at least 1) is required")
 		}
 		return usagef("double-barrier: --members %d: must be at least 1", *members)
+	}
+	if *members > math.MaxInt32 {
+		return usagef("double-barrier: --members %d: must be at most %d (Curator's limit, a Java int)", *members, math.MaxInt32)
 	}
 	if once, err := wf.tryOnce("double-barrier"); err != nil || once {
 		return cmp.Or(err, usagef("double-barrier: cannot try once (-n, --timeout 0); give --timeout D"))

@@ -115,14 +115,17 @@ func TestFlagErrorsNameTheFlag(t *testing.T) {
 	assert.False(t, ok, "bad usage created %s", path)
 }
 
-// TestSemaphoreLeasesLimitNeedsNoServer: more leases than Curator's
-// maxLeases (a Java int) can say is a usage error found before connecting:
-// with no server at the address (port 1), it still exits 64, not 69.
-func TestSemaphoreLeasesLimitNeedsNoServer(t *testing.T) {
+// TestCountLimitsNeedNoServer: more leases or members than Curator's limit
+// (a Java int) is a usage error found before connecting: with no server at
+// the address (port 1), it still exits 64, not 69.
+func TestCountLimitsNeedNoServer(t *testing.T) {
 	t.Parallel()
 	code, _, stderr := zkrecipes(t, "semaphore", "/leases", "--servers", "127.0.0.1:1", "--leases", "2147483648", "--", "true")
 	assert.Equal(t, 64, code, stderr)
 	assert.Contains(t, stderr, "semaphore: --leases 2147483648: must be at most 2147483647 (Curator's limit, a Java int)")
+	code, _, stderr = zkrecipes(t, "double-barrier", "/members", "--servers", "127.0.0.1:1", "--members", "2147483648", "--", "true")
+	assert.Equal(t, 64, code, stderr)
+	assert.Contains(t, stderr, "double-barrier: --members 2147483648: must be at most 2147483647 (Curator's limit, a Java int)")
 }
 
 // TestTryOnce: -n and --timeout 0 try once, like flock -n: a held lock or a

@@ -32,9 +32,9 @@ and ZKRECIPES_FENCING_TOKENS (PATH=TOKEN, comma-separated); a multilock's has
 no ZKRECIPES_FENCING_TOKEN, as no one token fences every path: fence each
 path's store with its own token. Signals are passed on to CMD. If the lock
 is lost, CMD gets SIGTERM, SIGKILL a twentieth of the session timeout
-later, and zkrecipes exits 79. Unless
-stdin is a terminal, CMD runs in a process group of its own and the signals
-go to the whole group. If zkrecipes is killed, so is CMD.
+later, and zkrecipes exits 79. Unless stdin is a terminal, CMD runs in a
+process group of its own and the signals go to the whole group. If
+zkrecipes is killed, so is CMD.
 `
 	revocable := `  --revocable   stop CMD (SIGTERM) when someone revokes the lock (see revoke)
 `

@@ -91,9 +91,10 @@ Commands ('zkrecipes COMMAND --help' shows one's flags):
 While CMD runs its environment has ZKRECIPES_LOCK_PATH (the path, or a
 multilock's paths, comma-separated), ZKRECIPES_FENCING_TOKEN (the fencing
 token; none for a multilock, whose paths each have their own) and
-ZKRECIPES_FENCING_TOKENS (PATH=TOKEN for each lock held, comma-separated). If the lock is lost, CMD gets SIGTERM,
-SIGKILL a twentieth of the session timeout later, and zkrecipes exits 79;
-unless stdin is a terminal, the signals go to CMD's whole process group.
+ZKRECIPES_FENCING_TOKENS (PATH=TOKEN for each lock held, comma-separated).
+If the lock is lost, CMD gets SIGTERM, SIGKILL a twentieth of the session
+timeout later, and zkrecipes exits 79; unless stdin is a terminal, the
+signals go to CMD's whole process group.
 Under elect, CMD has ZKRECIPES_ELECTION_PATH, ZKRECIPES_LEADER_ID and
 ZKRECIPES_FENCING_TOKEN instead, and exit status 79 is leadership lost.
 ` + exitUsageText)

@@ -23,6 +23,9 @@ func TestElectFailureSaysCampaign(t *testing.T) {
 	path := zktest.Root(t, admin) + "/mx"
 	holder := startHolding(t, "lock", path)
 	defer stop(holder)
+	latch := zktest.Root(t, admin) + "/latch"
+	leader := startHolding(t, "elect", latch)
+	defer stop(leader)
 	for _, c := range []struct {
 		extra  []string
 		prefix string
@@ -30,7 +33,12 @@ func TestElectFailureSaysCampaign(t *testing.T) {
 		{nil, "zkrecipes: campaign "},
 		{[]string{"--requeue"}, "zkrecipes: election: campaign "}, // the Runner says whose failure
 	} {
-		code, _, stderr := zkrecipes(t, append(append([]string{"elect", path}, c.extra...), "--", "true")...)
+		// A selector is a mutex: it is refused on a latch's path.
+		code, _, stderr := zkrecipes(t, append(append([]string{"elect", "--selector", latch}, c.extra...), "--", "true")...)
+		assert.Equal(t, 65, code, stderr)
+		assert.True(t, strings.HasPrefix(stderr, c.prefix+latch+": recipes: path used by another recipe"), "--selector %q: %s", c.extra, stderr)
+
+		code, _, stderr = zkrecipes(t, append(append([]string{"elect", path}, c.extra...), "--", "true")...)
 		assert.Equal(t, 65, code, stderr)
 		assert.True(t, strings.HasPrefix(stderr, c.prefix+path+": recipes: path used by another recipe"), "%q: %s", c.extra, stderr)
 		assert.Equal(t, 1, strings.Count(stderr, path+":"), "%q: %s", c.extra, stderr)
