@@ -24,8 +24,9 @@ type Usage struct {
 
 // Inspect reports which barrier recipes use path: a Barrier that is up (a
 // node with data and no children: an empty lock directory has neither), or a
-// DoubleBarrier, by its members' and ready node's names, with its members
-// in the order they arrived. A path that locks use has none (see
+// DoubleBarrier, by its members' and ready node's names (a member's node is
+// ephemeral: a persistent node named by a UUID is no member), with its
+// members in the order they arrived. A path that locks use has none (see
 // locks.Inspect). A path that does not exist is an error wrapping
 // zk.ErrNoNode: no Barrier is up there.
 func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, error) {
@@ -51,12 +52,17 @@ func Inspect(ctx context.Context, sess *recipes.Session, path string) ([]Usage, 
 	}
 	u := Usage{Recipe: string(layout.DoubleBarrier), Open: slices.Contains(names, readyNode)}
 	for _, p := range ps {
-		if name := zpath.Base(p.Path); name == readyNode || !layout.UUIDShaped(name) {
+		// A member's node is ephemeral: a persistent one named so (a
+		// directory named by a UUID) is not one.
+		if name := zpath.Base(p.Path); name == readyNode || !layout.UUIDShaped(name) || p.Session == 0 {
 			continue
 		}
 		u.Members = append(u.Members, recipes.Participant{
 			Path: zpath.Outside(sess.Chroot(), p.Path), Kind: recipes.KindMember, Data: p.Data, Created: p.Created, Token: p.Token, Session: p.Session,
 		})
+	}
+	if len(u.Members) == 0 && !u.Open {
+		return nil, nil
 	}
 	slices.SortFunc(u.Members, func(a, b recipes.Participant) int { return cmp.Compare(a.Token, b.Token) })
 	return []Usage{u}, nil

@@ -368,3 +368,30 @@ func TestInspectRecursiveFromTheRoot(t *testing.T) {
 	assert.Equal(t, 64, code, errOut)
 	assert.Contains(t, errOut, "inspect -r / lists every recipe")
 }
+
+// TestInspectRecursiveWalksADirectoryNamedLikeAMember: a directory of the
+// user's named by a UUID (a tenant's, say) looks like a double barrier's
+// member, but it is persistent: inspect -r walks into it and finds the
+// recipes below, beside a double barrier whose waiting member it skips.
+func TestInspectRecursiveWalksADirectoryNamedLikeAMember(t *testing.T) {
+	t.Parallel()
+	admin := zktest.Connect(t, zktest.Servers(t))
+	root := zktest.Root(t, admin)
+	const tenant = "0b9a4f1e-6c1d-4d5e-9f00-1a2b3c4d5e6f"
+	holder := startHolding(t, "lock", root+"/tenants/"+tenant+"/jobs", "--data", "tenant-job")
+	defer stop(holder)
+	member := command(t, "double-barrier", root+"/tenants/batch", "--members", "2", "--", "true")
+	require.NoError(t, member.Start())
+	defer stop(member)
+	waitNodes(t, admin, root+"/tenants/batch", 1)
+
+	code, out, errOut := zkrecipes(t, "inspect", "-r", "--json", root+"/tenants")
+	require.Equal(t, 0, code, errOut)
+	var tree struct{ Recipes []struct{ Path, Type string } }
+	require.NoError(t, json.Unmarshal([]byte(out), &tree), out)
+	var paths []string
+	for _, r := range tree.Recipes {
+		paths = append(paths, r.Path+" "+r.Type)
+	}
+	assert.Equal(t, []string{root + "/tenants/" + tenant + "/jobs mutex", root + "/tenants/batch double-barrier"}, paths)
+}

@@ -71,7 +71,7 @@ type treeWalk struct {
 // only if they show it may be one: a leaf (a barrier, or an empty lock
 // directory) or a node with a recipe's nodes under it. A directory whose
 // children are all directories costs one read. It walks the children that
-// are not a recipe's own nodes (recipes.IsRecipeNode), among them a
+// are not the own nodes of the recipes read at p, among them a
 // semaphore's gate and leases directories (own: their nodes are the
 // semaphore's, and not listed again, but a directory called so may hold
 // other recipes). The root is walked but never read as a recipe, and its
@@ -85,6 +85,7 @@ func (w treeWalk) describe(ctx context.Context, p string, own bool) ([]inspectio
 		return nil, false, err
 	}
 	var found []inspection
+	owned := map[string]bool{} // the nodes of the recipes at p
 	if p != "/" && !own && mayHoldRecipe(names) {
 		in, err := describe(ctx, w.sess, p)
 		switch {
@@ -94,11 +95,14 @@ func (w treeWalk) describe(ctx context.Context, p string, own bool) ([]inspectio
 			return nil, false, nil
 		case in.Type != "none":
 			found = append(found, in)
+			ownNodes(in, owned)
 		}
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		if recipes.IsRecipeNode(name) || p == "/" && name == "zookeeper" {
+		// A node of a recipe at p read after the listing was gone by
+		// then: it is missing below, and left out.
+		if owned[name] || own && participantName(name) || p == "/" && name == "zookeeper" {
 			continue
 		}
 		nested := name == semaphoreGate || name == semaphoreLeases
@@ -115,12 +119,28 @@ func (w treeWalk) describe(ctx context.Context, p string, own bool) ([]inspectio
 	return found, true, nil
 }
 
+// ownNodes adds to owned the names of the nodes that the recipes of in keep
+// under its path: their participants', which are ephemeral (a persistent
+// node that looks like one, a directory named by a UUID, say, is the
+// user's, and may hold recipes), and a double barrier's ready node.
+func ownNodes(in inspection, owned map[string]bool) {
+	const persistent = "0x0" // a node's session, as inspect shows it, if none owns it
+	for _, part := range append([]inspection{in}, in.Parts...) {
+		for _, n := range slices.Concat(part.Holders, part.Waiters, part.Members) {
+			owned[n.Node] = n.Session != persistent
+		}
+		if part.Type == "double-barrier" {
+			owned["ready"] = true
+		}
+	}
+}
+
 // mayHoldRecipe reports whether a node with these children may be a
 // recipe's path: a leaf may be a barrier, and a recipe's path has its
 // nodes, or a semaphore's directories, under it.
 func mayHoldRecipe(children []string) bool {
 	return len(children) == 0 || slices.ContainsFunc(children, func(n string) bool {
-		return recipes.IsRecipeNode(n) || n == semaphoreGate || n == semaphoreLeases
+		return participantName(n) || n == semaphoreGate || n == semaphoreLeases
 	})
 }
 

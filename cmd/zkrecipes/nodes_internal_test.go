@@ -1,18 +1,18 @@
-package recipes_test
+package main
 
 import (
 	"testing"
 
-	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
-// TestIsRecipeNodeAgreesWithTheLayouts: IsRecipeNode spells out, for users,
-// the names that the recipes themselves tell apart (internal/layout and the
-// lock engine's parser): it must say yes to exactly the names they give to
-// a recipe's nodes, other than a semaphore's two directories.
-func TestIsRecipeNodeAgreesWithTheLayouts(t *testing.T) {
+// TestParticipantNameAgreesWithTheLayouts: participantName spells out, on
+// the public API, the names that the recipes themselves tell apart
+// (internal/layout and the lock engine's parser): it must say yes to exactly
+// the names they give to a recipe's nodes, other than a semaphore's two
+// directories.
+func TestParticipantNameAgreesWithTheLayouts(t *testing.T) {
 	const uuid = "0b9a4f1e-6c1d-4d5e-9f00-1a2b3c4d5e6f"
 	names := map[string]bool{
 		"_c_" + uuid + "-lock-0000000003":      true,
@@ -37,15 +37,15 @@ func TestIsRecipeNodeAgreesWithTheLayouts(t *testing.T) {
 		"0b9a4f1e-6c1d-4d5e-9f00-1a2b3c4d5e6g": false,
 	}
 	for name, want := range names {
-		got := recipes.IsRecipeNode(name)
+		got := participantName(name)
 		if got != want {
-			t.Errorf("IsRecipeNode(%q) = %v, want %v", name, got, want)
+			t.Errorf("participantName(%q) = %v, want %v", name, got, want)
 		}
 		k := layout.Of(name)
 		known := k != layout.None && k != layout.Semaphore ||
 			seqnode.Parse(name, layout.LeaseLockName).HasSeq
 		if got != known {
-			t.Errorf("IsRecipeNode(%q) = %v, but the layouts say %v", name, got, known)
+			t.Errorf("participantName(%q) = %v, but the layouts say %v", name, got, known)
 		}
 	}
 }

@@ -1,13 +1,13 @@
-package recipes
+package main
 
 import (
 	"strconv"
 	"strings"
 )
 
-// IsRecipeNode reports whether name, the name of a child of some path, is a
-// node that a recipe keeps under its path for one participant or for its own
-// state, and so holds no recipe of its own:
+// participantName reports whether name, the name of a child of some path,
+// looks like a node that a recipe keeps under its path for one participant
+// or for its own state:
 //   - a sequential node of Curator's layouts, whose name ends in lock-,
 //     __READ__, __WRIT__, lease- or latch- and ZooKeeper's sequence (a
 //     Mutex's, an RWMutex's, a Semaphore's lease, a Latch's:
@@ -15,12 +15,12 @@ import (
 //   - a DoubleBarrier's member (a UUID, as Java prints one) or its "ready"
 //     node.
 //
-// A tool that walks a tree for recipes skips these: zkrecipes inspect -r
-// does. A Semaphore's "locks" and "leases" children are directories (of its
-// gate's lock nodes and of its leases), not such nodes, and a directory of
-// the user's may carry either name: a walk goes into them. The answer
-// depends on the name alone; it reads nothing.
-func IsRecipeNode(name string) bool {
+// It reads nothing, and a directory of the user's may have such a name (a
+// tenant's UUID): inspect -r only uses it to tell whether a path may be a
+// recipe's, worth reading as one, and then skips the children the recipe
+// there does own. A Semaphore's "locks" and "leases" are directories, not
+// such nodes.
+func participantName(name string) bool {
 	if name == "ready" || uuidShaped(name) {
 		return true
 	}
