@@ -81,7 +81,7 @@ func newHold(ctx context.Context, key any, path string, sess *recipes.Session, n
 // workContext is the base of a Hold's Context: ctx's values, without its
 // end or the acquisition's WithQueued.
 func workContext(ctx context.Context) context.Context {
-	return seqnode.WithQueued(context.WithoutCancel(ctx), nil)
+	return seqnode.WithoutQueued(context.WithoutCancel(ctx))
 }
 
 // recipeOf names the recipe of a hold under key, for telemetry.
@@ -265,8 +265,8 @@ func (h *Hold) Err() error {
 }
 
 // Context returns the context to do the work in. It carries the values of
-// the context given to the acquire, but not its deadline or cancellation:
-// that one bounds only the wait. It is cancelled when the hold ends: with a
+// the context given to the acquire (but WithQueued's function), but not its
+// deadline or cancellation: that one bounds only the wait. It is cancelled when the hold ends: with a
 // cause wrapping ErrLockLost (see context.Cause) when the lock is lost, and
 // with ErrReleased by the outermost Release.
 //

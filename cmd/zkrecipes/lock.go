@@ -239,7 +239,7 @@ func acquire(ctx context.Context, ops lockOps, timeout time.Duration, stderr io.
 	if stderr != io.Discard {
 		start := time.Now()
 		say = func() {
-			fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%s)%s\n", ops.path, shortAge(time.Since(start)), ops.status(ctx))
+			fmt.Fprintf(stderr, "zkrecipes: waiting for %s (%s)%s\n", ops.path, shortAge(time.Since(start)), ops.status(wctx))
 		}
 	}
 	h, err := waitSaying(wctx, ops.lock, statusEvery, say)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -74,20 +73,29 @@ func TestCommandLineQueuesInOrder(t *testing.T) {
 		{"lock", func(int) []string { return []string{"lock"} }, "waiting for"},
 		{"wlock", func(int) []string { return []string{"wlock"} }, "waiting for"},
 		{"semaphore-mutex", func(int) []string { return []string{"semaphore-mutex"} }, "waiting for"},
+		{"semaphore", func(int) []string { return []string{"semaphore", "--leases", "1"} }, "waiting for"},
+		{"multilock", func(int) []string { return []string{"multilock"} }, "waiting for"},
 		{"elect", func(i int) []string { return []string{"elect", "--id", fmt.Sprint("w", i)} }, "waiting for"},
 		{"elect-selector", func(i int) []string { return []string{"elect", "--selector", "--id", fmt.Sprint("w", i)} }, "waiting for"},
+		// It campaigns again after each term, at the back of the queue.
+		{"elect-requeue", func(i int) []string { return []string{"elect", "--requeue", "--id", fmt.Sprint("w", i)} }, "campaigning for"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := root + "/" + c.name
 			log := filepath.Join(t.TempDir(), "order")
+			target := path
+			if c.name == "multilock" {
+				target = path + "/a," + path + "/b"
+			}
 			start := func(i int) []string {
 				a := c.args(i)
-				return append([]string{a[0], path}, a[1:]...)
+				return append([]string{a[0], target}, a[1:]...)
 			}
 			holder := startHolding(t, start(0)...)
-			// A semaphore mutex's waiters queue at its gate, a container
-			// that may come and go: its changes are not counted.
-			counted := c.name != "semaphore-mutex"
+			// A semaphore's waiters queue at its gate, a container that
+			// may come and go, and a multilock's at its members: their
+			// changes are not counted.
+			counted := target == path && !strings.HasPrefix(c.name, "semaphore")
 			var before int32
 			if counted {
 				before = cversion(t, admin, path)
@@ -102,12 +110,17 @@ func TestCommandLineQueuesInOrder(t *testing.T) {
 				assert.Equal(t, before+n, cversion(t, admin, path), "one node created per waiter, and none deleted")
 			}
 			stop(holder)
-			for i, w := range waiters {
-				require.NoError(t, w.Wait(), "waiter %d", i+1)
+			if c.name == "elect-requeue" { // it runs until stopped
+				eventually(t, func() bool { return len(lines(log)) >= n })
+				for _, w := range waiters {
+					stop(w)
+				}
+			} else {
+				for i, w := range waiters {
+					require.NoError(t, w.Wait(), "waiter %d", i+1)
+				}
 			}
-			b, err := os.ReadFile(log)
-			require.NoError(t, err)
-			assert.Equal(t, "1\n2\n3\n4\n5\n", string(b), "the order they held in")
+			assert.Equal(t, []string{"1", "2", "3", "4", "5"}, lines(log)[:n], "the order they held in")
 		})
 	}
 }

@@ -51,15 +51,16 @@ func busy(what string) error {
 
 // waitSaying runs lock and, if say is not nil, calls say when the
 // acquisition queues (locks.WithQueued) and then every every (0: only
-// then) until lock returns. say runs in this goroutine, lock in another, so
-// that what say reads delays neither the acquisition nor its hand-off; say
-// is not called after waitSaying returns.
+// then) while lock has not returned. say runs in this goroutine, lock in
+// another, so that what say reads delays neither the acquisition nor its
+// hand-off.
 func waitSaying(ctx context.Context, lock func(context.Context) (*locks.Hold, error), every time.Duration, say func()) (*locks.Hold, error) {
 	if say == nil {
 		return lock(ctx)
 	}
 	queued := make(chan struct{})
-	ctx = locks.WithQueued(ctx, sync.OnceFunc(func() { close(queued) }))
+	tell := sync.OnceFunc(func() { close(queued) })
+	ctx = locks.WithQueued(ctx, tell)
 	type result struct {
 		h   *locks.Hold
 		err error
@@ -76,13 +77,19 @@ func waitSaying(ctx context.Context, lock func(context.Context) (*locks.Hold, er
 			return r.h, r.err
 		case <-queued:
 			queued = nil
-			say()
 			if every > 0 {
 				t := time.NewTicker(every)
 				defer t.Stop()
 				tick = t.C
 			}
 		case <-tick:
+		}
+		// Nothing to say once it holds, though the wait and the hold
+		// came together.
+		select {
+		case r := <-done:
+			return r.h, r.err
+		default:
 			say()
 		}
 	}

@@ -10,19 +10,35 @@ import (
 // find out by trying first: a try creates a node and deletes it, and between
 // the try and the wait the caller is in no queue, so a later arrival can get
 // ahead of it. So the caller puts a function in the acquisition's context
-// (WithQueued), and the engine calls it once the acquisition's node is in
-// line and the lock is not its own yet: the node exists, ahead of every
-// later arrival, when the function runs.
+// (WithQueued), and the engine calls it once the acquisition has its place
+// in line and the lock is not its own yet: in await, when the first listing
+// shows others ahead of our node, which exists by then; in inLocalTurn, when
+// other goroutines of the session are ahead in the process.
 
 // queuedKey carries, in a context, the function that WithQueued put there.
 type queuedKey struct{}
 
 // WithQueued returns a copy of ctx whose acquisitions call queued when they
-// wait. Every acquisition that waits calls it; OneAcquisition makes the
-// calls of one acquisition that waits more than once (a semaphore at its
-// gate and then for a lease, a multi-lock for each busy member) one.
+// wait, and then whatever function ctx carried already (as
+// net/http/httptrace composes its hooks). Every acquisition that waits
+// calls it; OneAcquisition makes the calls of one acquisition that waits
+// more than once (a semaphore at its gate and then for a lease, a
+// multi-lock for each busy member) one.
 func WithQueued(ctx context.Context, queued func()) context.Context {
+	if outer, _ := ctx.Value(queuedKey{}).(func()); outer != nil {
+		inner := queued
+		queued = func() { inner(); outer() }
+	}
 	return context.WithValue(ctx, queuedKey{}, queued)
+}
+
+// WithoutQueued returns ctx without the function WithQueued put there, if
+// it carries one: a Hold's work is no acquisition.
+func WithoutQueued(ctx context.Context) context.Context {
+	if f, _ := ctx.Value(queuedKey{}).(func()); f == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, queuedKey{}, nil)
 }
 
 // OneAcquisition returns ctx with its queued function, if it has one,

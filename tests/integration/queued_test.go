@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -42,30 +43,43 @@ func TestWithQueuedTellsEachWaitOnce(t *testing.T) {
 	semaphore := func(path string) func(s *recipes.Session) taker {
 		return func(s *recipes.Session) taker { return leaseLocker{newSemaphore(t, s, path, 1)}.Lock }
 	}
+	rwmutex := func(s *recipes.Session) *locks.RWMutex {
+		rw, err := locks.NewRWMutex(s, root+"/rw-read")
+		require.NoError(t, err)
+		return rw
+	}
 	for _, c := range []struct {
 		name   string
 		take   func(s *recipes.Session) taker
 		dir    string // where the waiter's node is in line
 		nodes  int32  // its nodes then: the holder's and the waiter's
 		holder *recipes.Session
+		hold   func(s *recipes.Session) taker // the holder's, if not take
 	}{
-		{"mutex", func(s *recipes.Session) taker { return newMutex(t, s, root+"/mutex").Lock }, root + "/mutex", 2, holder},
+		{"mutex", func(s *recipes.Session) taker { return newMutex(t, s, root+"/mutex").Lock }, root + "/mutex", 2, holder, nil},
 		{"write", func(s *recipes.Session) taker {
 			rw, err := locks.NewRWMutex(s, root+"/rw")
 			require.NoError(t, err)
 			return rw.Lock
-		}, root + "/rw", 2, holder},
-		{"semaphore", semaphore(root + "/sem"), root + "/sem/leases", 2, holder},
+		}, root + "/rw", 2, holder, nil},
+		{"semaphore", semaphore(root + "/sem"), root + "/sem/leases", 2, holder, nil},
 		{"latch", func(s *recipes.Session) taker {
 			l, err := election.NewLatch(s, root+"/latch", "id")
 			require.NoError(t, err)
 			return l.Campaign
-		}, root + "/latch", 2, holder},
+		}, root + "/latch", 2, holder, nil},
+		{"read", func(s *recipes.Session) taker { return rwmutex(s).RLock }, root + "/rw-read", 2, holder,
+			func(s *recipes.Session) taker { return rwmutex(s).Lock }},
+		{"selector", func(s *recipes.Session) taker {
+			sel, err := election.NewSelector(s, root+"/selector", "id")
+			require.NoError(t, err)
+			return sel.Campaign
+		}, root + "/selector", 2, holder, nil},
 		{"multilock", func(s *recipes.Session) taker {
 			ml, err := locks.NewMultiMutex(s, []string{root + "/m1", root + "/m2"})
 			require.NoError(t, err)
 			return ml.Lock
-		}, root + "/m1", 2, holder},
+		}, root + "/m1", 2, holder, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var free queuedCount
@@ -74,7 +88,11 @@ func TestWithQueuedTellsEachWaitOnce(t *testing.T) {
 			require.NoError(t, h.Release(bg()))
 			assert.Zero(t, free.calls.Load(), "a free lock does not wait")
 
-			held, err := c.take(c.holder)(bg())
+			hold := c.take
+			if c.hold != nil {
+				hold = c.hold
+			}
+			held, err := hold(c.holder)(bg())
 			require.NoError(t, err)
 			var q queuedCount
 			got := make(chan error, 1)
@@ -109,6 +127,53 @@ func TestWithQueuedTellsEachWaitOnce(t *testing.T) {
 			assert.Equal(t, int32(1), q.calls.Load(), "a Hold's Context does not tell the acquisition's caller")
 		})
 	}
+
+	// A waiter whose node someone deletes queues again with a new node,
+	// still one acquisition: it does not tell twice.
+	t.Run("requeue", func(t *testing.T) {
+		path := root + "/requeue"
+		held, err := newMutex(t, holder, path).Lock(bg())
+		require.NoError(t, err)
+		var q queuedCount
+		got := make(chan error, 1)
+		go func() {
+			h, err := newMutex(t, waiter, path).Lock(q.ctx(admin, path))
+			if err == nil {
+				err = h.Release(bg())
+			}
+			got <- err
+		}()
+		eventually(t, "the waiter to say it waits", func() bool { return q.calls.Load() > 0 })
+		var gone string // the waiter's node
+		for _, n := range children(t, admin, path) {
+			if path+"/"+n != held.Node() {
+				gone = n
+			}
+		}
+		require.NotEmpty(t, gone)
+		require.NoError(t, admin.Delete(path+"/"+gone, -1))
+		eventually(t, "the waiter to queue again", func() bool {
+			names := children(t, admin, path)
+			return len(names) == 2 && !slices.Contains(names, gone)
+		})
+		require.NoError(t, held.Release(bg()))
+		require.NoError(t, <-got)
+		assert.Equal(t, int32(1), q.calls.Load(), "once per acquisition")
+	})
+
+	// Hooks compose: an inner WithQueued's runs, then the outer one's.
+	t.Run("nested-hooks", func(t *testing.T) {
+		path := root + "/nested-hooks"
+		held, err := newMutex(t, holder, path).Lock(bg())
+		require.NoError(t, err)
+		var order []string
+		ctx := locks.WithQueued(locks.WithQueued(bg(), func() { order = append(order, "outer") }), func() { order = append(order, "inner") })
+		got := lockAndUnlock(lockerFunc{path, func(context.Context) (*locks.Hold, error) { return newMutex(t, waiter, path).Lock(ctx) }}, nil)
+		waitQueued(t, admin, path, 2)
+		require.NoError(t, held.Release(bg()))
+		require.NoError(t, <-got)
+		assert.Equal(t, []string{"inner", "outer"}, order)
+	})
 
 	t.Run("try-and-reenter", func(t *testing.T) {
 		path := root + "/try"
@@ -153,3 +218,12 @@ func TestWithQueuedTellsEachWaitOnce(t *testing.T) {
 		assert.Equal(t, int32(1), q.calls.Load(), "once per acquisition")
 	})
 }
+
+// lockerFunc is a Locker made of a function.
+type lockerFunc struct {
+	path string
+	lock func(context.Context) (*locks.Hold, error)
+}
+
+func (l lockerFunc) Lock(ctx context.Context) (*locks.Hold, error) { return l.lock(ctx) }
+func (l lockerFunc) Path() string                                  { return l.path }
