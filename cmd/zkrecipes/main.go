@@ -41,7 +41,7 @@ const (
 	exitNoPerm      = 77  // the nodes' ACL does not let this identity in (EX_NOPERM)
 	exitTimeout     = 75  // --timeout passed, or -n found it busy (EX_TEMPFAIL)
 	exitLost        = 79  // the lock was lost while the command ran
-	exitCannotRun   = 127 // CMD cannot be started: not found, or not executable (as a shell's)
+	exitCannotRun   = 127 // CMD cannot be started: not found, or not executable (one status for both, where a shell says 126 for the latter)
 	exitInterrupted = 130 // interrupted (SIGINT/SIGTERM) while waiting
 )
 
