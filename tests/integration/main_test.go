@@ -5,6 +5,8 @@ package integration_test
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -165,3 +167,14 @@ func wchp(t *testing.T, addr string) string {
 	require.NoError(t, err)
 	return out
 }
+
+// pastJavaInt is 2^31, one more than Curator's limit on a count (a Java
+// int); 0 where an int cannot hold it (on 32 bits), where the checks of it
+// are left out: no count there can be past the limit.
+var pastJavaInt = func() int {
+	if strconv.IntSize < 64 {
+		return 0
+	}
+	n := int64(math.MaxInt32) + 1
+	return int(n)
+}()

@@ -215,13 +215,15 @@ func TestSemaphoreBadInputCreatesNothing(t *testing.T) {
 	t.Parallel()
 	admin, root := newRoot(t)
 	s := connect(t)
-	for _, leases := range []int{0, -1, math.MaxInt32 + 1} {
+	for _, leases := range []int{0, -1, pastJavaInt} {
 		_, err := locks.NewSemaphore(s, root+"/sem", leases)
 		assert.ErrorIs(t, err, recipes.ErrInvalid, "%d leases", leases)
 	}
-	_, err := locks.NewSemaphore(s, root+"/sem", math.MaxInt32+1)
-	assert.ErrorContains(t, err, "a semaphore takes at most 2147483647 leases (Curator's limit, a Java int), not 2147483648")
-	_, err = locks.NewSemaphore(s, "sem", 2)
+	if pastJavaInt != 0 {
+		_, err := locks.NewSemaphore(s, root+"/sem", pastJavaInt)
+		assert.ErrorContains(t, err, "a semaphore takes at most 2147483647 leases (Curator's limit, a Java int), not 2147483648")
+	}
+	_, err := locks.NewSemaphore(s, "sem", 2)
 	assert.ErrorIs(t, err, recipes.ErrInvalid)
 	sem := newSemaphore(t, s, root+"/sem", 2)
 	for _, n := range []int{0, -1, 3} {
@@ -232,11 +234,13 @@ func TestSemaphoreBadInputCreatesNothing(t *testing.T) {
 	assert.Equal(t, math.MaxInt32, most.MaxLeases())
 	counted, err := locks.NewSharedCountSemaphore(s, root+"/counted", root+"/count")
 	require.NoError(t, err)
-	for _, n := range []int{0, math.MaxInt32 + 1} {
+	for _, n := range []int{0, pastJavaInt} {
 		_, err = counted.Acquire(bg(), n)
 		assert.ErrorIs(t, err, recipes.ErrInvalid, "n=%d of a shared count", n)
 	}
-	assert.ErrorContains(t, err, "cannot take 2147483648 leases of "+root+"/counted, which has at most 2147483647")
+	if pastJavaInt != 0 {
+		assert.ErrorContains(t, err, "cannot take 2147483648 leases of "+root+"/counted, which has at most 2147483647")
+	}
 	ok, _, err := admin.Exists(root)
 	require.NoError(t, err)
 	assert.False(t, ok, "bad input created %s", root)

@@ -93,7 +93,9 @@ func TestSharedCountBadInput(t *testing.T) {
 	_, err := locks.NewSharedCountSemaphore(s, root+"/sem", "relative")
 	assert.ErrorIs(t, err, recipes.ErrInvalid)
 	assert.ErrorIs(t, locks.SetSharedCount(bg(), s, "", 1), recipes.ErrInvalid)
-	assert.ErrorIs(t, locks.SetSharedCount(bg(), s, root+"/count", 1<<40), recipes.ErrInvalid)
+	if pastJavaInt != 0 {
+		assert.ErrorIs(t, locks.SetSharedCount(bg(), s, root+"/count", pastJavaInt), recipes.ErrInvalid)
+	}
 	_, err = locks.NewSharedCountSemaphore(s, root+"/sem", root+"/sem/count")
 	assert.ErrorIs(t, err, recipes.ErrInvalid, "a count inside the semaphore's path")
 	_, err = s.Conn().CreateContainer(root, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
