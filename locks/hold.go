@@ -265,10 +265,11 @@ func (h *Hold) Err() error {
 }
 
 // Context returns the context to do the work in. It carries the values of
-// the context given to the acquire (but WithQueued's function), but not its
-// deadline or cancellation: that one bounds only the wait. It is cancelled when the hold ends: with a
-// cause wrapping ErrLockLost (see context.Cause) when the lock is lost, and
-// with ErrReleased by the outermost Release.
+// the context given to the acquire, but for WithQueued's function, and not
+// its deadline or cancellation: that one bounds only the wait. It is
+// cancelled when the hold ends: with a cause wrapping ErrLockLost (see
+// context.Cause) when the lock is lost, and with ErrReleased by the
+// outermost Release.
 //
 // An acquire of the same lock with this context (or one derived from it)
 // re-enters: it returns this Hold at once, with no ZooKeeper request, and
