@@ -343,8 +343,21 @@ func TestBarrierRemoveNamesTheLockUnderIt(t *testing.T) {
 // enough, and a second look must not send it back to wait.
 func TestDoubleBarrierCountedMemberEntersAfterReadyGoes(t *testing.T) {
 	t.Parallel()
-	_, root := newRoot(t)
+	admin, root := newRoot(t)
 	path := root + "/db"
+	// The barrier's directory is there already, so that the member's
+	// first round trip (create, listing) is all it sends before it waits:
+	// else its create fails, and the listing that goes with it, and it
+	// makes the directory in round trips of its own, which the stall below
+	// would hold while the test counts on its node being there.
+	_, err := admin.Create(root, nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	_, err = admin.Create(path, nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	defer func() {
+		assert.NoError(t, admin.Delete(path, -1))
+		assert.NoError(t, admin.Delete(root, -1))
+	}()
 	s, proxy := connectCounted(t)
 	listed := proxy.Counter(func(op int32, p string) bool {
 		return (op == testenv.OpGetChildren || op == testenv.OpGetChildren2) && p == path
