@@ -11,7 +11,7 @@ import (
 var (
 	// ErrSessionExpired means ZooKeeper expired the session: every
 	// ephemeral node it owned, and so every lock it held, is gone.
-	ErrSessionExpired = errors.New("recipes: session expired")
+	ErrSessionExpired = errSessionExpired()
 
 	// ErrSessionLost means the session went so long without proof that the
 	// leader heard from it that the leader may expire it soon. It is
@@ -38,7 +38,7 @@ var (
 	// connection, a malformed path, a count below 1, data too large, a nil
 	// session. Nothing is created. (ValidatePath's own errors do not wrap
 	// it; a constructor's error for the same path does.)
-	ErrInvalid = errors.New("recipes: invalid argument")
+	ErrInvalid = errInvalid()
 
 	// ErrOtherRecipe is wrapped by the error of a recipe whose path another
 	// kind of recipe uses (a Mutex's and a Semaphore's, say): their layouts
@@ -47,8 +47,10 @@ var (
 	ErrOtherRecipe = errors.New("recipes: path used by another recipe")
 )
 
-// The internal packages report these errors with this package's values.
-func init() {
-	znode.ErrSessionExpired = ErrSessionExpired
-	args.ErrInvalid = ErrInvalid
-}
+// Two of these errors are declared where the internal packages that report
+// them can name them, and only exported here: a function call, as io/fs
+// does, keeps the internal name out of the documentation.
+
+func errSessionExpired() error { return znode.ErrSessionExpired }
+
+func errInvalid() error { return args.ErrInvalid }

@@ -27,12 +27,23 @@ type NodeOption func(*NodeOptions)
 // NodeOptions is what a recipe's NodeOptions set, as its constructor reads
 // it.
 type NodeOptions struct {
-	data    []byte
-	dataSet bool // even to nil or empty: then the nodes carry no data
+	nodeSettings // what the internal packages read (args.Node)
 }
 
+// nodeSettings are the settings the NodeOptions carry for the constructors:
+// embedded in NodeOptions under this unexported name, as a Session embeds
+// its internals, they add nothing to its public API.
+type nodeSettings = args.Node
+
+// The constructors read the settings through this interface.
+var _ args.NodeOptions = (*NodeOptions)(nil)
+
 // Data returns the data that WithData set, and whether a WithData did.
-func (o *NodeOptions) Data() (data []byte, set bool) { return o.data, o.dataSet }
+//
+// Deprecated: Data was exported for the recipes' own constructors, which no
+// longer use it. What WithData sets is what the recipe's nodes carry: read
+// it there (Participants, Inspect).
+func (o *NodeOptions) Data() (data []byte, set bool) { return args.Data(&o.nodeSettings) }
 
 // WithData sets the data stored in the recipe's nodes, which the recipes'
 // Inspect and `zkrecipes inspect` show. The constructor keeps a copy: the
@@ -40,7 +51,7 @@ func (o *NodeOptions) Data() (data []byte, set bool) { return o.data, o.dataSet 
 // or that makes a request over MaxRequest with the recipe's path, is refused
 // with ErrInvalid.
 func WithData(data []byte) NodeOption {
-	return func(o *NodeOptions) { o.data, o.dataSet = data, true }
+	return func(o *NodeOptions) { args.SetData(&o.nodeSettings, data) }
 }
 
 // DefaultData identifies this process: "host:pid", which is what a recipe's

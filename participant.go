@@ -28,7 +28,10 @@ type Participant struct {
 // Kind is what a Participant's node is.
 type Kind string
 
-// The kinds of participant, each named after Curator's node name.
+// The kinds of participant, each named after Curator's node name. They are
+// here, beside Participant, for every recipe package that reports one (an
+// election's too: KindLatch is what election.Latch.Participants and Leader
+// report, and what a user of them compares Kind with).
 const (
 	KindMutex  Kind = "mutex"  // a Mutex's node
 	KindRead   Kind = "read"   // an RWMutex's read node

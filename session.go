@@ -42,6 +42,8 @@ import (
 // carry on with a new ZooKeeper session, but this Session never follows it.
 // All methods are safe for concurrent use.
 type Session struct {
+	*internals // what the internal packages reach (internals.go)
+
 	conn      *zk.Conn
 	owned     bool // Connect made conn, so Close and loss close it
 	opts      options
@@ -58,8 +60,6 @@ type Session struct {
 	regranted   chan time.Time            // Connect: a reconnect's grant, with when its connection was opened
 	disconnects atomic.Int64              // connections lost; see Disconnects
 	suspect     chan struct{}             // held by the one Retry call sending again after a connection closed under it
-	sent        znode.Sent                // the creates written to Connect's connections
-	kept        znode.State               // what the recipe packages keep for this session (znode.StateOf)
 
 	mu          sync.Mutex // guards the fields below
 	established bool
@@ -78,32 +78,15 @@ type Session struct {
 	gate        chan struct{} // closed and replaced when solo or sending changes
 }
 
-// The recipes' internal packages reach the session through this interface.
-var _ znode.Session = (*Session)(nil)
-
-func init() {
-	znode.SentOf = func(zs znode.Session) *znode.Sent {
-		if s, ok := zs.(*Session); ok && s.owned {
-			return &s.sent
-		}
-		return nil
-	}
-	other := znode.StateOf
-	znode.StateOf = func(zs znode.Session) *znode.State {
-		if s, ok := zs.(*Session); ok {
-			return &s.kept
-		}
-		return other(zs)
-	}
-}
-
 func newSession(o options, owned bool) *Session {
+	rec := o.recorder()
 	return &Session{
+		internals: znode.NewInternals(rec, owned),
 		owned:     owned,
 		opts:      o,
 		acl:       o.nodeACL(),
 		parentACL: o.parentACLs(),
-		rec:       o.recorder(),
+		rec:       rec,
 		done:      make(chan struct{}),
 		ready:     make(chan struct{}),
 		state:     StateConnected,
@@ -418,17 +401,6 @@ func (s *Session) reportStateLocked(st State) {
 	s.rec.State(st.String(), s.err)
 }
 
-// The recipe packages report what they do (WithSlog, WithMeterProvider)
-// to their session's recorder, which they find through telemetry.Of.
-func init() {
-	telemetry.Of = func(sess any) *telemetry.Recorder {
-		if s, ok := sess.(*Session); ok && s != nil {
-			return s.rec
-		}
-		return nil
-	}
-}
-
 func (s *Session) finish(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -562,6 +534,12 @@ func (s *Session) State() State {
 // before the next connection delivers anything; one made by NewSession
 // cannot (go-zookeeper's event channel may drop the event, and delivers it
 // late), and returns 0, false.
+//
+// The recipes use it to tell whether two watch notifications came over one
+// connection, in ZooKeeper's order: after a reconnect, go-zookeeper sets
+// the watches again in a request of its own, which later requests can
+// overtake. A user who sets watches of their own through Conn, and reasons
+// from the order of their events, needs it for the same reason.
 func (s *Session) Disconnects() (n int64, ok bool) {
 	if !s.owned {
 		return 0, false

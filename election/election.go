@@ -44,9 +44,9 @@ import (
 // as a Mutex's Lock does.
 type Latch struct {
 	sess *recipes.Session
-	path string
 	id   string
-	spec seqnode.Spec
+	m    *locks.Mutex // the latch's lock, on LeaderLatch's nodes (args.RoleLatch)
+	dir  string       // the path under the session's chroot
 }
 
 // NewLatch returns the participant id in the election at path. It does no
@@ -55,23 +55,15 @@ type Latch struct {
 // path that is not a valid ZooKeeper path, or an id too large for a node
 // (over recipes.MaxDataSize, or too large with the path for a request).
 func NewLatch(sess *recipes.Session, path, id string) (*Latch, error) {
-	at, err := recipe.Check(sess, path, []recipes.NodeOption{recipes.WithData([]byte(id))})
+	m, err := locks.NewMutex(sess, path, recipes.WithData([]byte(id)), recipe.As(args.RoleLatch))
 	if err != nil {
 		return nil, err
 	}
-	spec := seqnode.Spec{
-		Dir: at.Dir, Prefix: layout.LatchLockName, Data: at.Data, Holds: seqnode.FirstN(1),
-		Local: true, Mark: true,
-		Refuse: func(children []string) error { return layout.Check(at.Dir, children, layout.Latch) },
-	}
-	if err := spec.Fits(sess.ACL()); err != nil {
-		return nil, err
-	}
-	return &Latch{sess: sess, path: path, id: id, spec: spec}, nil
+	return &Latch{sess: sess, id: id, m: m, dir: zpath.Under(sess.Chroot(), path)}, nil
 }
 
 // Path returns the election's path.
-func (l *Latch) Path() string { return l.path }
+func (l *Latch) Path() string { return l.m.Path() }
 
 // ID returns the participant's id.
 func (l *Latch) ID() string { return l.id }
@@ -85,8 +77,7 @@ func (l *Latch) Campaign(ctx context.Context) (*locks.Hold, error) {
 	if err := args.Context(ctx, "election: Latch.Campaign"); err != nil {
 		return nil, err
 	}
-	h, _, err := hold(recipe.Acquire(ctx, l.sess, "latch", l.path, l.spec, true))
-	return h, err
+	return l.m.Lock(ctx)
 }
 
 // TryCampaign leads if nobody leads or waits now, and reports whether it
@@ -95,7 +86,7 @@ func (l *Latch) TryCampaign(ctx context.Context) (*locks.Hold, bool, error) {
 	if err := args.Context(ctx, "election: Latch.TryCampaign"); err != nil {
 		return nil, false, err
 	}
-	return hold(recipe.Acquire(ctx, l.sess, "latch", l.path, l.spec, false))
+	return l.m.TryLock(ctx)
 }
 
 // Participants lists the election's participants in the order they
@@ -105,7 +96,7 @@ func (l *Latch) Participants(ctx context.Context) ([]recipes.Participant, error)
 	if err := args.Context(ctx, "election: Latch.Participants"); err != nil {
 		return nil, err
 	}
-	return participants(ctx, l.sess, l.spec.Dir, recipes.KindLatch, layout.LatchLockName)
+	return participants(ctx, l.sess, l.dir, recipes.KindLatch, layout.LatchLockName)
 }
 
 // Leader returns the participant that leads now, and false if nobody
@@ -116,15 +107,7 @@ func (l *Latch) Leader(ctx context.Context) (recipes.Participant, bool, error) {
 	if err := args.Context(ctx, "election: Latch.Leader"); err != nil {
 		return recipes.Participant{}, false, err
 	}
-	return leader(ctx, l.sess, l.spec.Dir, recipes.KindLatch, layout.LatchLockName)
-}
-
-// hold reads what recipe.Acquire returns.
-func hold(h any, ok bool, err error) (*locks.Hold, bool, error) {
-	if h == nil {
-		return nil, ok, err
-	}
-	return h.(*locks.Hold), ok, err
+	return leader(ctx, l.sess, l.dir, recipes.KindLatch, layout.LatchLockName)
 }
 
 // participants reads dir's nodes of lockName in queue order: the first

@@ -27,7 +27,7 @@ import (
 // reader, and a leader whose whole term passed while the reader was slow,
 // or between two looks, may not be sent.
 func (l *Latch) Observe(ctx context.Context) <-chan recipes.Participant {
-	return observe(ctx, l.sess, l.spec.Dir, recipes.KindLatch, layout.LatchLockName)
+	return observe(ctx, l.sess, l.dir, recipes.KindLatch, layout.LatchLockName)
 }
 
 // Observe sends the selector's leader as Latch.Observe does.

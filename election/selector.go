@@ -2,12 +2,11 @@ package election
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/layout"
+	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/zpath"
 	"github.com/zkrecipes/recipes/locks"
 )
@@ -31,7 +30,7 @@ type Selector struct {
 // NewSelector returns the participant id in the election at path. It does
 // no I/O, and fails as NewLatch does.
 func NewSelector(sess *recipes.Session, path, id string) (*Selector, error) {
-	m, err := locks.NewMutex(sess, path, recipes.WithData([]byte(id)))
+	m, err := locks.NewMutex(sess, path, recipes.WithData([]byte(id)), recipe.As(args.RoleSelector))
 	if err != nil {
 		return nil, err
 	}
@@ -50,18 +49,7 @@ func (s *Selector) Campaign(ctx context.Context) (*locks.Hold, error) {
 	if err := args.Context(ctx, "election: Selector.Campaign"); err != nil {
 		return nil, err
 	}
-	h, err := s.m.Lock(ctx)
-	return h, s.campaignErr(err)
-}
-
-// campaignErr words a failure of the selector's Mutex as a campaign's, as a
-// Latch's reads: "campaign PATH: ...", not "lock PATH: ...".
-func (s *Selector) campaignErr(err error) error {
-	cause := errors.Unwrap(err)
-	if cause == nil || err.Error() != "lock "+s.Path()+": "+cause.Error() {
-		return err
-	}
-	return fmt.Errorf("campaign %s: %w", s.Path(), cause)
+	return s.m.Lock(ctx)
 }
 
 // TryCampaign leads if nobody leads or waits now, and reports whether it
@@ -70,8 +58,7 @@ func (s *Selector) TryCampaign(ctx context.Context) (*locks.Hold, bool, error) {
 	if err := args.Context(ctx, "election: Selector.TryCampaign"); err != nil {
 		return nil, false, err
 	}
-	h, ok, err := s.m.TryLock(ctx)
-	return h, ok, s.campaignErr(err)
+	return s.m.TryLock(ctx)
 }
 
 // Participants lists the election's participants in the order they

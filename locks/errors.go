@@ -18,11 +18,11 @@ var (
 	// for the session timeout). Hold.Err wraps it, it is the cause of the
 	// Hold's Context's cancellation (see context.Cause), and Release returns
 	// it afterwards.
-	ErrLockLost = errors.New("locks: lock lost")
+	ErrLockLost = errLockLost()
 
 	// ErrReleased is Hold.Err, and the cause of the Hold's Context's
 	// cancellation, after the outermost Release.
-	ErrReleased = errors.New("locks: released")
+	ErrReleased = errReleased()
 
 	// ErrUpgrade is returned when the Context of an RWMutex's read Hold
 	// asks for its write lock: its own read node would block it
@@ -53,7 +53,10 @@ var (
 	ErrNotRevocable = errors.New("locks: not a revocable lock node")
 )
 
-// The engine reports losses and releases with this package's errors.
-func init() {
-	seqnode.ErrLost, seqnode.ErrReleased = ErrLockLost, ErrReleased
-}
+// ErrLockLost and ErrReleased are the engine's own errors, which its holds
+// end with: declared there, and only exported here, through a function call,
+// as io/fs does, which keeps the internal name out of the documentation.
+
+func errLockLost() error { return seqnode.ErrLost }
+
+func errReleased() error { return seqnode.ErrReleased }

@@ -13,7 +13,6 @@ import (
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
 	"github.com/zkrecipes/recipes/internal/jute"
-	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/seqnode"
 	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
@@ -52,14 +51,8 @@ type holdKey struct {
 	path string
 }
 
-// what names the acquire of key in its errors: "lock /p", or "campaign /p"
-// for an election's latch, whose users campaign rather than lock.
-func (k holdKey) what() string {
-	if k.kind == "latch" {
-		return "campaign " + k.path
-	}
-	return "lock " + k.path
-}
+// what names the acquire of key in its errors: "lock /p".
+func (k holdKey) what() string { return "lock " + k.path }
 
 // multiKey finds a MultiLock's hold in a context. It is the MultiLock value:
 // another MultiLock over the same locks re-enters each member instead.
@@ -95,7 +88,7 @@ func recipeOf(key any) string {
 // report has the session's telemetry record node's end and its revocation
 // requests (without asking to watch for them: see Hold.Revoked).
 func report(sess *recipes.Session, recipe, path string, node *seqnode.Hold) {
-	rec, start := telemetry.Of(sess), time.Now()
+	rec, start := znode.RecorderOf(sess), time.Now()
 	node.OnEnd(func(err error) {
 		var lost error
 		if !errors.Is(err, ErrReleased) {
@@ -120,7 +113,7 @@ func measured[T any](ctx context.Context, sess *recipes.Session, recipe, path st
 	case !ok:
 		result = telemetry.Busy
 	}
-	telemetry.Of(sess).Acquisition(ctx, recipe, path, result, start, err)
+	znode.RecorderOf(sess).Acquisition(ctx, recipe, path, result, start, err)
 	return v, ok, err
 }
 
@@ -416,33 +409,18 @@ func reenter(ctx context.Context, key any, what string) (*Hold, bool, error) {
 	return h, true, nil
 }
 
-// The recipes outside this package (election) take their locks through
-// acquire too, and get a Hold.
-func init() {
-	recipe.Acquire = func(ctx context.Context, sess *recipes.Session, kind, path string, spec seqnode.Spec, wait bool) (any, bool, error) {
-		w := waitTurn
-		if !wait {
-			w = tryOnce
-		}
-		h, ok, err := acquire(ctx, sess, holdKey{kind: kind, sess: sess, path: path}, spec, w)
-		if h == nil {
-			return nil, ok, err
-		}
-		return h, ok, err
-	}
-}
-
 // acquire re-enters the hold ctx carries for key, or takes a new node as w
-// says. It returns false if tryOnce found the lock busy.
-func acquire(ctx context.Context, sess *recipes.Session, key holdKey, spec seqnode.Spec, w how) (*Hold, bool, error) {
-	if h, found, err := reenter(ctx, key, key.what()); found {
+// says; its errors say what it was doing. It returns false if tryOnce found
+// the lock busy.
+func acquire(ctx context.Context, sess *recipes.Session, key holdKey, what string, spec seqnode.Spec, w how) (*Hold, bool, error) {
+	if h, found, err := reenter(ctx, key, what); found {
 		return h, err == nil, err
 	}
 	node, ok, err := measured(ctx, sess, key.kind, key.path, func() (*seqnode.Hold, bool, error) {
 		return w.take(seqnode.OneAcquisition(ctx), sess, spec)
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", key.what(), err)
+		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}
 	if !ok {
 		return nil, false, nil

@@ -26,6 +26,7 @@ type Mutex struct {
 	sess *recipes.Session
 	spec seqnode.Spec
 	key  holdKey
+	what string // what its errors say it does: "lock PATH", or "campaign PATH"
 }
 
 // mutexLockName is the lock name of Curator's InterProcessMutex nodes.
@@ -41,17 +42,32 @@ func NewMutex(sess *recipes.Session, path string, opts ...recipes.NodeOption) (*
 	if err != nil {
 		return nil, err
 	}
-	spec := mutexSpec(at.Dir, at.Data)
-	if err := fits(sess, spec); err != nil {
+	m := &Mutex{sess: sess, key: holdKey{kind: "mutex", sess: sess, path: path}, what: "lock " + path}
+	lockName, own := mutexLockName, layout.Mutex
+	switch at.Role {
+	case args.RoleSelector:
+		m.what = "campaign " + path
+	case args.RoleLatch:
+		lockName, own = layout.LatchLockName, layout.Latch
+		m.key.kind, m.what = "latch", "campaign "+path
+	}
+	m.spec = exclusiveSpec(at.Dir, lockName, own, at.Data)
+	if err := fits(sess, m.spec); err != nil {
 		return nil, err
 	}
-	key := holdKey{kind: "mutex", sess: sess, path: path}
-	return &Mutex{sess: sess, spec: spec, key: key}, nil
+	return m, nil
 }
 
 // mutexSpec describes a Mutex's node; a Semaphore's gate is one too.
 func mutexSpec(path string, data []byte) seqnode.Spec {
-	return seqnode.Spec{Dir: path, Prefix: mutexLockName, Data: data, Holds: seqnode.FirstN(1), Local: true, Mark: true, Refuse: refuseOthers(path, layout.Mutex)}
+	return exclusiveSpec(path, mutexLockName, layout.Mutex, data)
+}
+
+// exclusiveSpec describes the node of a lock that one node at a time holds,
+// whose lock name is lockName in the layout own: a Mutex's, or an election
+// latch's.
+func exclusiveSpec(path, lockName string, own layout.Kind, data []byte) seqnode.Spec {
+	return seqnode.Spec{Dir: path, Prefix: lockName, Data: data, Holds: seqnode.FirstN(1), Local: true, Mark: true, Refuse: refuseOthers(path, own)}
 }
 
 // fits checks that every request the engine makes for specs is one ZooKeeper
@@ -93,7 +109,7 @@ func (m *Mutex) Lock(ctx context.Context) (*Hold, error) {
 	if err := args.Context(ctx, "locks: Mutex.Lock"); err != nil {
 		return nil, err
 	}
-	h, _, err := acquire(ctx, m.sess, m.key, m.spec, waitTurn)
+	h, _, err := acquire(ctx, m.sess, m.key, m.what, m.spec, waitTurn)
 	return h, err
 }
 
@@ -107,7 +123,7 @@ func (m *Mutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 	if err := args.Context(ctx, "locks: Mutex.TryLock"); err != nil {
 		return nil, false, err
 	}
-	return acquire(ctx, m.sess, m.key, m.spec, tryOnce)
+	return acquire(ctx, m.sess, m.key, m.what, m.spec, tryOnce)
 }
 
 // Participants lists the holder and then the waiters in the order they will

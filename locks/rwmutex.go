@@ -114,7 +114,7 @@ func (rw *RWMutex) lock(ctx context.Context, w how) (*Hold, bool, error) {
 	// them all and holds once they are gone.
 	spec.Relist = true
 	spec.WaitAll = readersAhead
-	return acquire(ctx, rw.sess, rw.writeKey, spec, w)
+	return acquire(ctx, rw.sess, rw.writeKey, rw.writeKey.what(), spec, w)
 }
 
 // RLock takes the read lock, waiting until every writer queued before it is
@@ -169,7 +169,7 @@ func (rw *RWMutex) rlock(ctx context.Context, w how) (*Hold, bool, error) {
 			return refuse(children)
 		}
 	}
-	return acquire(ctx, rw.sess, rw.readKey, spec, w)
+	return acquire(ctx, rw.sess, rw.readKey, rw.readKey.what(), spec, w)
 }
 
 // readHolds is the reader's predicate: no writer queued ahead of it, except

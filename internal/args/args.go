@@ -53,9 +53,9 @@ func DefaultData() []byte {
 	return fmt.Appendf(nil, "%s:%d", host, os.Getpid())
 }
 
-// ErrInvalid is wrapped by every error for bad input: the root package sets
-// it to recipes.ErrInvalid when it is initialised (this package cannot
-// import it).
+// ErrInvalid is wrapped by every error for bad input. It is
+// recipes.ErrInvalid: declared here, where every check can name it, and
+// exported by the root package.
 var ErrInvalid = errors.New("recipes: invalid argument")
 
 // MaxCount is the most a recipe's count (a semaphore's leases, a double
@@ -82,4 +82,5 @@ type Target struct {
 	Path string // as the caller gave it
 	Dir  string // in ZooKeeper: Path under the session's chroot
 	Data []byte // what the recipe's nodes carry
+	Role Role   // a Mutex's role (SetRole)
 }

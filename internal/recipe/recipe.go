@@ -1,8 +1,8 @@
 // Package recipe is what the recipe packages (locks, barriers, election)
 // share beyond the engine: the checks of what a constructor is given (a
 // session, a path, node options and the recipe's own checks, with the rules
-// and words of package args), the listing of a recipe's participants, and
-// the locks package's acquire for the recipes outside it (Acquire).
+// and words of package args), the node option by which election's recipes
+// take a Mutex's lock (As), and the listing of a recipe's participants.
 package recipe
 
 import (
@@ -17,13 +17,12 @@ import (
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// Acquire takes the lock of spec, at path, as the locks package's own
-// recipes do (re-entry through a hold's context, telemetry under kind, a
-// locks.Hold), for the recipes outside it: the locks package sets it when
-// it is initialised. It returns the *locks.Hold as any, as this package
-// cannot name it, and nil when it returns none. With wait false it tries
-// once, and returns false if the lock is busy.
-var Acquire func(ctx context.Context, sess *recipes.Session, kind, path string, spec seqnode.Spec, wait bool) (any, bool, error)
+// As makes a node option that has the Mutex it configures play role r: how
+// election's recipes take their lock, as a locks.Mutex on nodes of their
+// own. Users cannot name it; they get a Mutex's own role.
+func As(r args.Role) recipes.NodeOption {
+	return func(o *recipes.NodeOptions) { args.SetRole(o, r) }
+}
 
 // Where checks the session and path that everything a recipe package does
 // is given: sess must not be nil, and path must be a valid absolute
@@ -58,7 +57,7 @@ func Check(sess *recipes.Session, path string, opts []recipes.NodeOption, checks
 	if err := Where(sess, path); err != nil {
 		return args.Target{}, err
 	}
-	data, set := o.Data()
+	data, set := args.Data(&o)
 	if set && len(data) > recipes.MaxDataSize {
 		return args.Target{}, fmt.Errorf("%w: node data is %d bytes, more than MaxDataSize (%d)", recipes.ErrInvalid, len(data), recipes.MaxDataSize)
 	}
@@ -67,7 +66,7 @@ func Check(sess *recipes.Session, path string, opts []recipes.NodeOption, checks
 			return args.Target{}, err
 		}
 	}
-	t := args.Target{Path: path, Dir: zpath.Under(sess.Chroot(), path), Data: args.DefaultData()}
+	t := args.Target{Path: path, Dir: zpath.Under(sess.Chroot(), path), Data: args.DefaultData(), Role: args.RoleOf(&o)}
 	// The containers made above the path carry WithParentACL's ACL, which
 	// may be longer than the nodes' own: the longest is made with the path's
 	// parent's name.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
@@ -390,9 +389,7 @@ func watchNode(ctx context.Context, sess znode.Session, spec Spec, target string
 // the outer acquire's context (as Curator's per-thread reentrancy would
 // let it) waits for itself, forever without a deadline.
 func waitsForOwnSession(ctx context.Context, sess znode.Session, spec Spec, target string) {
-	if rec := telemetry.Of(sess); rec != nil {
-		rec.WaitsForOwnSession(ctx, zpath.Outside(sess.Chroot(), spec.Dir), zpath.Outside(sess.Chroot(), target))
-	}
+	znode.RecorderOf(sess).WaitsForOwnSession(ctx, zpath.Outside(sess.Chroot(), spec.Dir), zpath.Outside(sess.Chroot(), target))
 }
 
 // list reads the children of the lock directory in lock order. A missing

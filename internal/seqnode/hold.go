@@ -14,8 +14,9 @@ import (
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// Errors a Hold ends with: the locks package sets them to its ErrLockLost
-// and ErrReleased when it is initialised (this package cannot import it).
+// Errors a Hold ends with. They are locks.ErrLockLost and locks.ErrReleased:
+// declared here, where the holds that end with them can name them, and
+// exported by package locks.
 var (
 	ErrLost     = errors.New("locks: lock lost")
 	ErrReleased = errors.New("locks: released")

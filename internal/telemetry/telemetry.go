@@ -33,12 +33,6 @@ const (
 	CauseNodeDeleted    = "node_deleted"
 )
 
-// Of returns the Recorder of a *recipes.Session, and nil for anything else
-// (a test's own session type). The root package sets it when it is
-// initialised: the recorder is its session's own, and this package cannot
-// name its type.
-var Of = func(sess any) *Recorder { return nil }
-
 // A Recorder records the recipes' events for one session.
 type Recorder struct {
 	log          *slog.Logger

@@ -80,11 +80,6 @@ func (s *Sent) Relisted() { s.relists.Add(1) }
 // listed again after them, rather than in their round trip (Relisted).
 func (s *Sent) Relists() int64 { return s.relists.Load() }
 
-// SentOf returns the Sent of sess's connection, or nil if the recipes do
-// not see what it writes (a session over the caller's *zk.Conn). The root
-// package sets it, so that no exported method carries it.
-var SentOf = func(Session) *Sent { return nil }
-
 // AfterWrite runs read in the round trip of a create or delete of path
 // that the caller is about to send on sess: read starts once that request
 // is being written to the session's connection (Sent), so its own

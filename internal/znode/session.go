@@ -36,10 +36,14 @@ type Session interface {
 	// Chroot is the path the recipes work under ("" for none); see
 	// recipes.WithChroot.
 	Chroot() string
+
+	// internals returns what the session carries for the internal
+	// packages (internals.go).
+	internals() *Internals
 }
 
 // ErrSessionExpired is what a watch that go-zookeeper stops because the
-// session expired reports, even before the session has heard: the root
-// package sets it to recipes.ErrSessionExpired when it is initialised
-// (this package cannot import it).
+// session expired reports, even before the session has heard. It is
+// recipes.ErrSessionExpired: declared here, where the watches that report
+// it can name it, and exported by the root package.
 var ErrSessionExpired = errors.New("recipes: session expired")

@@ -24,25 +24,3 @@ func (s *State) Value(key any, init func() any) any {
 	}
 	return v
 }
-
-// StateOf returns sess's State. The root package sets it to return a
-// *recipes.Session's own, so that no exported method carries it; a session
-// of another type (a test's double) gets one kept here, for as long as the
-// process runs.
-var StateOf = stateOfOther
-
-var others = struct {
-	sync.Mutex
-	m map[Session]*State
-}{m: map[Session]*State{}}
-
-func stateOfOther(sess Session) *State {
-	others.Lock()
-	defer others.Unlock()
-	s := others.m[sess]
-	if s == nil {
-		s = &State{}
-		others.m[sess] = s
-	}
-	return s
-}
