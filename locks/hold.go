@@ -59,35 +59,22 @@ func (k holdKey) what() string { return "lock " + k.path }
 type multiKey struct{ ml *MultiLock }
 
 // newHold wraps an engine hold. Its context has ctx's values and, if key is
-// not nil, carries the hold under key.
+// not nil, carries the hold under key. The session's telemetry records its
+// end and its revocation requests (without asking to watch for them: see
+// Hold.Revoked).
 func newHold(ctx context.Context, key any, path string, sess *recipes.Session, node *seqnode.Hold) *Hold {
 	h := &Hold{path: path, held: nodeHold{sess: sess, n: node}, key: key, count: 1}
-	h.ctx, h.cancel = context.WithCancelCause(workContext(ctx))
+	// The work's context: ctx's values, without its end or the
+	// acquisition's WithQueued.
+	h.ctx, h.cancel = context.WithCancelCause(seqnode.WithoutQueued(context.WithoutCancel(ctx)))
 	if key != nil {
 		h.ctx = context.WithValue(h.ctx, key, h)
 	}
 	node.OnEnd(h.end)
-	report(sess, recipeOf(key), path, node)
-	return h
-}
-
-// workContext is the base of a Hold's Context: ctx's values, without its
-// end or the acquisition's WithQueued.
-func workContext(ctx context.Context) context.Context {
-	return seqnode.WithoutQueued(context.WithoutCancel(ctx))
-}
-
-// recipeOf names the recipe of a hold under key, for telemetry.
-func recipeOf(key any) string {
+	recipe := "semaphore" // a lease: no key, as a Semaphore is not reentrant
 	if k, ok := key.(holdKey); ok {
-		return k.kind
+		recipe = k.kind
 	}
-	return "semaphore" // a lease: no key, as a Semaphore is not reentrant
-}
-
-// report has the session's telemetry record node's end and its revocation
-// requests (without asking to watch for them: see Hold.Revoked).
-func report(sess *recipes.Session, recipe, path string, node *seqnode.Hold) {
 	rec, start := znode.RecorderOf(sess), time.Now()
 	node.OnEnd(func(err error) {
 		var lost error
@@ -98,12 +85,12 @@ func report(sess *recipes.Session, recipe, path string, node *seqnode.Hold) {
 			telemetry.Cause(err, recipes.ErrSessionExpired, recipes.ErrSessionLost, recipes.ErrClosed))
 	})
 	node.AfterRevoke(func() { rec.Revoked(recipe, path) })
+	return h
 }
 
-// measured runs an acquisition of recipe at path and records how it went.
-func measured[T any](ctx context.Context, sess *recipes.Session, recipe, path string, acquire func() (T, bool, error)) (T, bool, error) {
-	start := time.Now()
-	v, ok, err := acquire()
+// recordAcquisition has the session's telemetry record an acquisition of
+// recipe at path, begun at start, that returned ok and err.
+func recordAcquisition(ctx context.Context, sess *recipes.Session, recipe, path string, start time.Time, ok bool, err error) {
 	result := telemetry.Acquired
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -114,7 +101,6 @@ func measured[T any](ctx context.Context, sess *recipes.Session, recipe, path st
 		result = telemetry.Busy
 	}
 	znode.RecorderOf(sess).Acquisition(ctx, recipe, path, result, start, err)
-	return v, ok, err
 }
 
 // newMultiHold aggregates members. Its context carries every hold they
@@ -122,7 +108,7 @@ func measured[T any](ctx context.Context, sess *recipes.Session, recipe, path st
 func newMultiHold(ctx context.Context, key any, path string, members []*Hold) *Hold {
 	multi := &multiHold{all: members}
 	h := &Hold{path: path, held: multi, key: key, count: 1}
-	hctx := workContext(ctx)
+	hctx := seqnode.WithoutQueued(context.WithoutCancel(ctx))
 	for _, c := range h.carried(nil) {
 		hctx = context.WithValue(hctx, c.key, c)
 	}
@@ -382,16 +368,6 @@ const (
 	tryOnce
 )
 
-// take takes an engine hold as w says; false means tryOnce found the lock
-// busy.
-func (w how) take(ctx context.Context, sess znode.Session, spec seqnode.Spec) (*seqnode.Hold, bool, error) {
-	if w == tryOnce {
-		return seqnode.TryAcquire(ctx, sess, spec)
-	}
-	h, err := seqnode.Acquire(ctx, sess, spec)
-	return h, err == nil, err
-}
-
 // reenter returns the hold ctx carries under key, counting one more acquire,
 // and reports whether it carries one. A ctx that has ended neither re-enters
 // nor queues: the work it would guard has been abandoned.
@@ -416,9 +392,9 @@ func acquire(ctx context.Context, sess *recipes.Session, key holdKey, what strin
 	if h, found, err := reenter(ctx, key, what); found {
 		return h, err == nil, err
 	}
-	node, ok, err := measured(ctx, sess, key.kind, key.path, func() (*seqnode.Hold, bool, error) {
-		return w.take(seqnode.OneAcquisition(ctx), sess, spec)
-	})
+	start := time.Now()
+	node, ok, err := seqnode.Acquire(seqnode.OneAcquisition(ctx), sess, spec, w == waitTurn)
+	recordAcquisition(ctx, sess, key.kind, key.path, start, ok, err)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
@@ -135,7 +136,9 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Hold, bool, error
 }
 
 func (s *Semaphore) acquire(ctx context.Context, n int, w how) ([]*Hold, bool, error) {
-	nodes, ok, err := measured(ctx, s.sess, "semaphore", s.at.Path, func() ([]*seqnode.Hold, bool, error) { return s.take(ctx, n, w) })
+	start := time.Now()
+	nodes, ok, err := s.take(ctx, n, w)
+	recordAcquisition(ctx, s.sess, "semaphore", s.at.Path, start, ok, err)
 	if err != nil || !ok {
 		return nil, false, err
 	}

@@ -39,7 +39,7 @@ func (s *Semaphore) take(ctx context.Context, n int, w how) ([]*seqnode.Hold, bo
 		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
 	ctx = seqnode.OneAcquisition(ctx) // it may wait at the gate, then for leases
-	gate, ok, err := w.take(ctx, s.sess, s.gate)
+	gate, ok, err := seqnode.Acquire(ctx, s.sess, s.gate, w == waitTurn)
 	if err != nil || !ok {
 		return nil, false, wrapSemaphore(s.at.Path, err)
 	}
@@ -175,7 +175,7 @@ func (s *Semaphore) takeLeases(ctx context.Context, n int, w how) ([]*seqnode.Ho
 	defer stop()
 	var nodes []*seqnode.Hold
 	for len(nodes) < n {
-		node, ok, err := w.take(ctx, s.sess, spec)
+		node, ok, err := seqnode.Acquire(ctx, s.sess, spec, w == waitTurn)
 		if err != nil || !ok {
 			releaseNodes(nodes)
 			return nil, false, err

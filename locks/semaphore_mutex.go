@@ -3,10 +3,10 @@ package locks
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
-	"github.com/zkrecipes/recipes/internal/seqnode"
 )
 
 // A SemaphoreMutex is a lock that is not reentrant: Curator's
@@ -61,9 +61,9 @@ func (m *SemaphoreMutex) lock(ctx context.Context, w how) (*Hold, bool, error) {
 	if holds(ctx, m.key) {
 		return nil, false, fmt.Errorf("lock %s: %w", m.sem.at.Path, ErrReentrant)
 	}
-	nodes, ok, err := measured(ctx, m.sem.sess, m.key.kind, m.sem.at.Path, func() ([]*seqnode.Hold, bool, error) {
-		return m.sem.take(ctx, 1, w)
-	})
+	start := time.Now()
+	nodes, ok, err := m.sem.take(ctx, 1, w)
+	recordAcquisition(ctx, m.sem.sess, m.key.kind, m.sem.at.Path, start, ok, err)
 	if err != nil || !ok {
 		return nil, false, err
 	}

@@ -105,39 +105,31 @@ func (s Spec) siblings() []string {
 // it): the attempt starts again with a new node at the back, as in Curator.
 var errRequeue = errors.New("waiting node deleted; queueing again")
 
-// errBusy reports that the lock is not free now; TryAcquire then gives up.
+// errBusy reports that the lock is not free now: an Acquire that does not
+// wait then gives up.
 var errBusy = errors.New("not free")
 
-// Acquire queues a node in spec.Dir and waits until spec.Holds says it holds.
+// Acquire queues a node in spec.Dir and, if wait is true, waits until
+// spec.Holds says it holds; if wait is false, it holds at its first listing
+// or deletes its node and returns false.
 //
 // A ctx that has already ended makes Acquire return its cause before any
 // request: nothing is created. Whenever Acquire returns without a Hold, our
 // node has been deleted, or, if ZooKeeper cannot be reached in time, the
 // session deletes it in the background as soon as it can (or it dies with
 // the session). A Hold it returns knows its token.
-func Acquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, error) {
-	if !spec.Local {
-		return acquire(ctx, sess, spec, await, nil)
-	}
+func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Hold, bool, error) {
 	if err := znode.CtxErr(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return inLocalTurn(ctx, sess, spec, true, func(created func()) (*Hold, error) {
-		return acquire(ctx, sess, spec, await, created)
-	})
-}
-
-// TryAcquire is Acquire that does not wait: if spec.Holds does not say it
-// holds at the first listing, it deletes its node and returns false.
-func TryAcquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, bool, error) {
 	var h *Hold
 	var err error
 	if spec.Local {
-		h, err = inLocalTurn(ctx, sess, spec, false, func(created func()) (*Hold, error) {
-			return acquire(ctx, sess, spec, holdsNow, created)
+		h, err = inLocalTurn(ctx, sess, spec, wait, func(created func()) (*Hold, error) {
+			return acquire(ctx, sess, spec, wait, created)
 		})
 	} else {
-		h, err = acquire(ctx, sess, spec, holdsNow, nil)
+		h, err = acquire(ctx, sess, spec, wait, nil)
 	}
 	if errors.Is(err, errBusy) {
 		return nil, false, nil
@@ -145,17 +137,10 @@ func TryAcquire(ctx context.Context, sess znode.Session, spec Spec) (*Hold, bool
 	return h, err == nil, err
 }
 
-// A turn takes our node at path from its creation to a Hold, or fails:
-// await waits for it, holdsNow does not (errBusy). It starts from first, a
-// listing made in the create's round trip, if not nil (createListed).
-// A turn that gives up while our node may still exist leaves in *marks the
-// marks to write when it is deleted (marks.go).
-type turn func(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, marks *[]string) (*Hold, error)
-
 // acquire creates our node and takes its turn. created, if not nil, is
 // called when a node is created (again after a requeue) and when acquire
 // returns: only its first call counts.
-func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, created func()) (*Hold, error) {
+func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, created func()) (*Hold, error) {
 	if created != nil {
 		defer created()
 	}
@@ -174,7 +159,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 			created()
 		}
 		var marks []string
-		h, err := take(ctx, sess, spec, path, first, &marks)
+		h, err := turn(ctx, sess, spec, path, first, wait, &marks)
 		if errors.Is(err, errRequeue) {
 			continue // our node is gone, and with it the right to its marks
 		}
@@ -203,6 +188,40 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, take turn, crea
 			return nil, err
 		}
 		return h, nil
+	}
+}
+
+// turn takes our node at path from its creation to a Hold, or fails. It
+// starts from first, a listing made in the create's round trip, or lists
+// the directory. If that listing shows we hold (a free lock), the hold is
+// made at once, watching the directory through that listing; if not, turn
+// returns errBusy, or, if wait is true, waits (await). A turn that gives up
+// while our node may still exist leaves in *marks the marks to write when it
+// is deleted (marks.go).
+func turn(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, wait bool, marks *[]string) (*Hold, error) {
+	if first == nil {
+		listed := fetchListing(ctx, sess, spec)
+		first = &listed
+	}
+	dir, err := first.interpret(spec, path)
+	if err != nil {
+		return nil, err
+	}
+	name := zpath.Base(path)
+	switch at := spec.place(dir.nodes, name); {
+	case at.missing:
+		return nil, errRequeue
+	case at.holds:
+		h := dir.hold(sess, spec, path, 0)
+		if spec.Relist || followed(dir.nodes, name) {
+			h.marks = spec.ownMark(nil, path)
+		}
+		return h, nil
+	case !wait:
+		return nil, errBusy
+	default:
+		queued(ctx)
+		return await(ctx, sess, spec, path, dir, at, marks)
 	}
 }
 

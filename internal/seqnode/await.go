@@ -216,34 +216,6 @@ func waitDir(ctx context.Context, sess znode.Session, spec Spec, events <-chan z
 	}
 }
 
-// holdsNow lists the directory once: we hold, or the lock is busy.
-func holdsNow(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, _ *[]string) (*Hold, error) {
-	dir, err := firstListing(ctx, sess, spec, path, first)
-	if err != nil {
-		return nil, err
-	}
-	switch p := spec.place(dir.nodes, zpath.Base(path)); {
-	case p.missing:
-		return nil, errRequeue
-	case !p.holds:
-		return nil, errBusy
-	}
-	h := dir.hold(sess, spec, path, 0)
-	if followed(dir.nodes, zpath.Base(path)) || spec.Relist {
-		h.marks = spec.ownMark(nil, path)
-	}
-	return h, nil
-}
-
-// firstListing is the listing a turn starts from: first, made in the
-// create's round trip (createListed), or a new one.
-func firstListing(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing) (watchedListing, error) {
-	if first != nil {
-		return first.interpret(spec, path)
-	}
-	return listWatched(ctx, sess, spec, path)
-}
-
 // watchedListing is a listing of the lock directory that left a watch on it.
 type watchedListing struct {
 	nodes  []Node
@@ -254,8 +226,8 @@ type watchedListing struct {
 
 // hold is the Hold of our node at path, which this listing shows holds: its
 // watch on the directory is all the hold needs until something changes there.
-// token is our token if an earlier listing proved it, else 0. A bare hold
-// has no token and watches nothing.
+// Its token is the one the listing proves, if it proves one, else token (an
+// earlier read's, or 0). A bare hold has no token and watches nothing.
 func (l watchedListing) hold(sess znode.Session, spec Spec, path string, token int64) *Hold {
 	if spec.Bare {
 		return bareHold(sess, path)

@@ -26,19 +26,13 @@ import (
 // (others were ahead too, or the layout needs Relist) we hold with no read
 // if the release marked the node (marks.go), and read the children once
 // more if not. Either way a waiter's memory does not grow with the queue.
-func await(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, marks *[]string) (_ *Hold, err error) {
-	w, err := newWaiter(ctx, sess, spec, path, first, marks)
-	if err != nil {
-		return nil, err
-	}
+func await(ctx context.Context, sess znode.Session, spec Spec, path string, dir watchedListing, at place, marks *[]string) (_ *Hold, err error) {
+	w := newWaiter(sess, spec, path, dir, at, marks)
 	defer func() {
 		if err != nil && !errors.Is(err, errRequeue) {
 			w.giveUp()
 		}
 	}()
-	if !w.at.holds && !w.at.missing {
-		queued(ctx)
-	}
 	for {
 		switch {
 		case w.at.missing:
@@ -76,22 +70,18 @@ type waiter struct {
 	revoked bool           // a revocation request came while we waited
 }
 
-// newWaiter starts a waiter from first, the listing made in the create's
-// round trip, or from a new listing.
-func newWaiter(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, marks *[]string) (*waiter, error) {
-	dir, err := firstListing(ctx, sess, spec, path, first)
-	if err != nil {
-		return nil, err
-	}
+// newWaiter starts a waiter from dir, the turn's first listing, which puts
+// our node at.
+func newWaiter(sess znode.Session, spec Spec, path string, dir watchedListing, at place, marks *[]string) *waiter {
 	w := &waiter{sess: sess, spec: spec, path: path, name: zpath.Base(path), marks: marks}
 	// The first listing, made right after our create, may prove our
 	// token (tokenFromListing); a later one proves one only when no lock
 	// node was created after ours.
 	w.token = dir.token
-	w.placeBy(dir.nodes)
+	w.at, w.behind = at, followed(dir.nodes, w.name)
 	dir.nodes = nil // a waiter keeps no listing
 	w.dir = dir
-	return w, nil
+	return w
 }
 
 // placeBy puts our node where the listing nodes says.
