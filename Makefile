@@ -25,7 +25,7 @@ FUZZTIME    ?= 100000x
 BENCHCOUNT  ?= 5
 BENCHDELAY  ?= 250us
 
-.PHONY: test deps lint lint-fresh api api-export unit fuzz bench demo chaos
+.PHONY: test deps lint lint-fresh api api-export unit fuzz bench demo chaos enginepath
 
 ## test: lint, the whole suite with the race detector (real ZooKeeper), fuzz smoke
 # .ci/run sets LINT=lint-fresh.
@@ -106,6 +106,12 @@ bench: deps
 ## demo: the README's first command: the CLI's demo against a throwaway local ZooKeeper
 demo:
 	$(GO) run ./tools/withzk -- $(GO) run ./cmd/zkrecipes demo
+
+## enginepath: the functions, files and packages a free Mutex.Lock and its Release run through (issue 28), under a throwaway local ZooKeeper
+# ENGINEPATH_FLAGS="-max-funcs N -max-pkgs M" fails it past those counts;
+# go run ./tools/enginepath -init-wiring and -long-files N count the rest.
+enginepath:
+	$(GO) run ./tools/enginepath $(ENGINEPATH_FLAGS)
 
 ## chaos: the long fault run of docs/faults.md (>= 10,000 critical sections in 8 processes)
 # CHAOS_PROCS, CHAOS_SECTIONS (per scenario), CHAOS_ROUNDS, CHAOS_CUTS and

@@ -1,0 +1,111 @@
+// Command enginepath counts what issue 28 measures of the engine: the
+// functions, files and packages that a free locks.Mutex.Lock and its
+// Hold.Release run through (make enginepath), the values one package sets
+// in another at init (-init-wiring), and the shipped files over a length
+// (-long-files N).
+//
+//	go run ./tools/enginepath                        # the path, under a ZooKeeper
+//	go run ./tools/enginepath -max-funcs 20 -max-pkgs 3
+//	go run ./tools/enginepath -init-wiring
+//	go run ./tools/enginepath -long-files 400
+//
+// # The path
+//
+// Run without a mode flag, enginepath builds itself with coverage of every
+// package of the module (go build -cover -covermode=atomic
+// -coverpkg=github.com/zkrecipes/recipes/...) into a temporary directory,
+// runs that binary's -probe under tools/withzk (the ZooKeeper that
+// ZK_SERVERS names, or a local one it starts), converts the counters with go
+// tool covdata textfmt, lists them with go tool cover -func, and prints
+// every function that ran, by package, and the counts. It removes its
+// temporary files.
+//
+// The probe connects a Session, makes a Mutex at a path of its own, and
+// takes and releases it three times so that the path exists and every
+// one-time setup is done. Then, in each of -windows windows, it clears the
+// counters (runtime/coverage.ClearCounters), takes the mutex once and
+// releases it, waits until no goroutine runs code of a package below the
+// root (what the Lock and Release started has finished), and writes the
+// counters. A function counts if it ran in every window; one that ran in
+// some only is listed apart and not counted (it ran by timing: a keep-alive,
+// a late event). Last comes an idle window as long as half the session
+// timeout, five keep-alives, with no lock taken.
+//
+// A function is a declaration, as go tool cover -func lists them: a
+// function literal counts as the function it is written in. So an init
+// that sets a function variable in another package (znode.SentOf) shows as
+// that init, because the literal it set ran.
+//
+// The counts leave out the root package (the Session: its retry loop, its
+// connection wrapper, its event callback), which issue 28 does not count;
+// its functions are listed apart. The spine leaves out internal/zpath and
+// internal/jute too: helpers of strings and sizes, which call nothing.
+//
+// What it cannot tell: coverage counts what ran in the process, not on
+// which goroutine. The session's own goroutines run while the lock is
+// taken: go-zookeeper's send loop calls the root's connection wrapper and
+// through it znode.Sent.Written, which, for the lock's own create, calls
+// internal/jute; the keep-alive syncs. A function that ran only on one of
+// them is counted like one on the Lock's own path: nothing is left out for
+// it. Those that also ran in the idle window are marked *, as the session
+// runs them with no lock taken, though the lock may run them too; those
+// that ran only then are listed apart.
+//
+// It measures the free path in its steady state: one session, no other
+// holder or waiter, the lock's parent already made.
+//
+// # Wiring and long files
+//
+// -init-wiring parses every non-test .go file of the module (go/parser,
+// go/ast) and lists each assignment in an init function whose left side is
+// a selector on an imported package (znode.SentOf = ...), with its file and
+// line, and their count. Assignments inside a function literal are not at
+// init and are left out. -long-files N lists the non-test, non-generated .go
+// files over N lines, with their lengths. Both skip the nested modules (api,
+// examples/testkit), testdata and hidden directories.
+//
+// -max-funcs and -max-pkgs make the path's check fail (exit 1) when the
+// count without the root exceeds them; 0, the default, is no limit.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+// module is the import path of the module measured.
+const module = "github.com/zkrecipes/recipes"
+
+func main() {
+	probe := flag.String("probe", "", "internal: take the measurement, writing counters under `dir` (the binary must be built with -cover)")
+	windows := flag.Int("windows", 5, "measured windows, each one Lock and Release; a function counts if it ran in all")
+	maxFuncs := flag.Int("max-funcs", 0, "exit 1 if more functions than this ran outside the root (0: no limit)")
+	maxPkgs := flag.Int("max-pkgs", 0, "exit 1 if functions of more packages than this ran outside the root (0: no limit)")
+	initWiring := flag.Bool("init-wiring", false, "list the values init functions set in other packages")
+	longFiles := flag.Int("long-files", 0, "list the shipped .go files over `n` lines")
+	flag.Parse()
+	if flag.NArg() > 0 || *windows < 1 || *maxFuncs < 0 || *maxPkgs < 0 || *longFiles < 0 {
+		fmt.Fprintln(os.Stderr, "enginepath: no arguments, -windows at least 1, limits not negative")
+		flag.Usage()
+		os.Exit(2)
+	}
+	var err error
+	switch {
+	case *probe != "":
+		err = runProbe(*probe, *windows)
+	case *initWiring || *longFiles > 0:
+		if *initWiring {
+			err = listInitWiring(os.Stdout)
+		}
+		if err == nil && *longFiles > 0 {
+			err = listLongFiles(os.Stdout, *longFiles)
+		}
+	default:
+		err = measure(os.Stdout, *windows, *maxFuncs, *maxPkgs)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "enginepath: %v\n", err)
+		os.Exit(1)
+	}
+}
