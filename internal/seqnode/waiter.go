@@ -3,6 +3,7 @@ package seqnode
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/go-zookeeper/zk"
 
@@ -314,4 +315,53 @@ func (w *waiter) waitGone(ctx context.Context, ev <-chan zk.Event) (bool, error)
 			return false, znode.CtxErr(ctx)
 		}
 	}
+}
+
+// waitDir waits for the directory's watch to fire, or for spec's Wake.
+func waitDir(ctx context.Context, sess znode.Session, spec Spec, events <-chan zk.Event) error {
+	if spec.Wake == nil {
+		return znode.WaitEvent(ctx, sess, events)
+	}
+	woken, err := spec.Wake()
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- znode.WaitEvent(wctx, sess, events) }()
+	select {
+	case err := <-done:
+		return err
+	case <-woken:
+		cancel()
+		<-done
+		return nil
+	}
+}
+
+// watchNode watches the node at target, a node we wait for, and returns its
+// watch's events, or nil if it is gone. If it blocks us (we hold once it
+// is gone) and is our session's, the session's telemetry says so.
+func watchNode(ctx context.Context, sess znode.Session, spec Spec, target string, blocks bool) (<-chan zk.Event, error) {
+	_, st, ev, err := znode.GetW(ctx, sess, target)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("watch %s: %w", target, err)
+	}
+	if st.EphemeralOwner == sess.ID() && !spec.Bare && blocks {
+		waitsForOwnSession(ctx, sess, spec, target)
+	}
+	return ev, nil
+}
+
+// waitsForOwnSession says, through the session's telemetry, that a waiter
+// waits for a node of its own session: Go has no goroutine identity, so a
+// nested Lock re-enters only when given its hold's Context, and one given
+// the outer acquire's context (as Curator's per-thread reentrancy would
+// let it) waits for itself, forever without a deadline.
+func waitsForOwnSession(ctx context.Context, sess znode.Session, spec Spec, target string) {
+	znode.RecorderOf(sess).WaitsForOwnSession(ctx, zpath.Outside(sess.Chroot(), spec.Dir), zpath.Outside(sess.Chroot(), target))
 }

@@ -1,0 +1,133 @@
+package seqnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/znode"
+	"github.com/zkrecipes/recipes/internal/zpath"
+)
+
+// createListed creates our node as create does and, on a session whose
+// writes it sees (znode.SentOf), lists the directory in the same round
+// trip: the listing is queued once the create is being written
+// (znode.AfterWrite), so it goes out after the create on that connection,
+// and ZooKeeper, which serves one session's requests in order, answers it
+// after applying the create. The listing is returned only if it shows our
+// node; it does not when the create took more than one try or had to make
+// its parents first, or the connection changed in between. Then the turn
+// lists again, as it does on a session whose writes it does not see, and
+// Sent.Relists counts it.
+func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, *rawListing, error) {
+	done := znode.AfterWrite(ctx, sess, createName(spec, uuid), func(ctx context.Context) rawListing {
+		return fetchListing(ctx, sess, spec)
+	})
+	path, err := create(ctx, sess, spec, uuid)
+	first, listed := done(err)
+	switch {
+	case err != nil:
+		return "", nil, err
+	case listed && first.shows(path):
+		return path, &first, nil
+	}
+	if sent := znode.SentOf(sess); sent != nil {
+		sent.Relisted()
+	}
+	return path, nil, nil
+}
+
+// createName is the path create sends for uuid: a sequential node's
+// without the sequence ZooKeeper appends.
+func createName(spec Spec, uuid string) string {
+	return zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix)+spec.Sequence)
+}
+
+// create makes our protected ephemeral sequential node and returns its path.
+// If a create's reply is lost, the next try first looks for the node by its
+// UUID, so a retry never leaves a second node.
+func create(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, error) {
+	name := createName(spec, uuid)
+	flags := int32(zk.FlagEphemeralSequential)
+	if spec.Sequence != "" {
+		flags = zk.FlagEphemeral
+	}
+	var path string
+	sent := false
+	err := sess.Retry(ctx, func(conn *zk.Conn) error {
+		if sent {
+			p, err := findOurs(conn, sess, spec.Dir, uuid)
+			if err != nil || p != "" {
+				path = p
+				return err
+			}
+		}
+		sent = true
+		p, err := znode.Create(conn, name, flags, spec.Data, znode.ACLsFor(sess, spec.top()))
+		path = p
+		return err
+	})
+	if err != nil && sent {
+		// We stopped after a create that may have been applied; find the
+		// node and delete it once ZooKeeper can be reached (Curator's
+		// CURATOR-45 cleanup).
+		sess.Go(func() {
+			_ = sess.Retry(context.Background(), func(conn *zk.Conn) error {
+				p, err := findByUUID(conn, spec.Dir, uuid)
+				if err != nil || p == "" {
+					return err
+				}
+				return znode.IgnoreNoNode(znode.Delete(conn, p))
+			})
+		})
+		return "", fmt.Errorf("create node in %s: %w", spec.Dir, err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("create node in %s: %w", spec.Dir, err)
+	}
+	return path, nil
+}
+
+// findOurs looks for the node a lost create reply may have made. A node
+// with our UUID that another session owns is not ours to take (Curator's
+// CURATOR-498): it is deleted, and the create is made again.
+func findOurs(conn *zk.Conn, sess znode.Session, dir, uuid string) (string, error) {
+	p, err := findByUUID(conn, dir, uuid)
+	if err != nil || p == "" {
+		return p, err
+	}
+	_, st, err := conn.Exists(p)
+	switch {
+	case err != nil:
+		return "", znode.RefusedRead(err, p)
+	case st == nil:
+		return "", nil
+	case st.EphemeralOwner != sess.ID():
+		return "", znode.IgnoreNoNode(znode.Delete(conn, p))
+	}
+	return p, nil
+}
+
+// findByUUID looks for the node of our create with uuid. It syncs first: the
+// create's reply may have been lost, so the client may now be connected to a
+// follower that has not applied it yet, and a listing there would not show it.
+func findByUUID(conn *zk.Conn, dir, uuid string) (string, error) {
+	if _, err := conn.Sync(dir); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return "", err
+	}
+	children, _, err := conn.Children(dir)
+	if errors.Is(err, zk.ErrNoNode) {
+		return "", nil
+	}
+	if err != nil {
+		return "", znode.RefusedRead(err, dir)
+	}
+	for _, c := range children {
+		if UUID(c) == uuid {
+			return zpath.Join(dir, c), nil
+		}
+	}
+	return "", nil
+}

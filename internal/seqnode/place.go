@@ -1,0 +1,78 @@
+package seqnode
+
+import (
+	"slices"
+)
+
+// A place is what a waiter keeps from a listing: whether we hold, and if not,
+// the node to watch ("" for the directory), any others to watch with it
+// (Spec.WaitAll), and whether we hold once they are gone.
+type place struct {
+	holds      bool
+	missing    bool     // our node is not in the listing
+	watch      string   // name of the node to watch
+	also       []string // names of the other nodes to watch, with WaitAll
+	all        bool     // WaitAll named them: we hold once all are gone, with no read
+	ofOurKind  bool     // watch has our lock name: a release of its may be marked
+	holdsAfter bool     // the predicate says we hold once watch (and also) are gone
+}
+
+// MaxWaitAll bounds the nodes a waiter watches at once (Spec.WaitAll), and
+// so what it keeps.
+const MaxWaitAll = 16
+
+// place applies the predicate to a listing, for our node name.
+func (s Spec) place(nodes []Node, name string) place {
+	ours := Index(nodes, name)
+	if ours < 0 {
+		return place{missing: true}
+	}
+	holds, w := s.Holds(nodes, ours)
+	switch {
+	case holds:
+		return place{holds: true}
+	case w == WatchDir:
+		return place{}
+	}
+	if p, ok := s.placeAll(nodes, ours); ok {
+		return p
+	}
+	p := place{watch: nodes[w].Name, ofOurKind: nodes[w].Prefix == s.Prefix}
+	p.holdsAfter = s.holdsWithout(nodes, ours, w)
+	return p
+}
+
+// placeAll is the place WaitAll gives, if it names nodes and we hold once
+// they are gone (which it promises, and which is checked).
+func (s Spec) placeAll(nodes []Node, ours int) (place, bool) {
+	if s.WaitAll == nil {
+		return place{}, false
+	}
+	all := s.WaitAll(nodes, ours)
+	if len(all) == 0 || len(all) > MaxWaitAll || slices.Contains(all, ours) || !s.holdsWithout(nodes, ours, all...) {
+		return place{}, false
+	}
+	p := place{watch: nodes[all[0]].Name, all: true, holdsAfter: true}
+	for _, i := range all[1:] {
+		p.also = append(p.also, nodes[i].Name)
+	}
+	return p, true
+}
+
+// holdsWithout reports whether the predicate says our node, at index ours
+// in nodes, holds once the nodes at the indexes gone are removed.
+func (s Spec) holdsWithout(nodes []Node, ours int, gone ...int) bool {
+	rest := make([]Node, 0, len(nodes))
+	at := -1
+	for i, n := range nodes {
+		switch {
+		case i == ours:
+			at = len(rest)
+		case slices.Contains(gone, i):
+			continue
+		}
+		rest = append(rest, n)
+	}
+	holds, _ := s.Holds(rest, at)
+	return holds
+}

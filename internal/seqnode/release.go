@@ -1,0 +1,97 @@
+package seqnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/znode"
+)
+
+// Release deletes our node, retrying across connection loss until ZooKeeper
+// confirms it is gone, and ends the hold. If ctx ends first, the session
+// finishes the delete in the background and Release returns ctx's cause.
+//
+// If the hold had been lost (noticed or not: the node was already gone when
+// the delete reached it, or the session has ended), the hold ends with the
+// loss, not with ErrReleased, and Release returns it: once Release has begun
+// the watcher reports nothing (the events it sees may be the delete's own
+// doing), so the delete's answer is the last word on the node. The delete is
+// sent first and the watcher stopped after, so that a hand-off does not wait
+// for the watcher (or a read of our node it has in flight) to end.
+func (h *Hold) Release(ctx context.Context) error {
+	h.mu.Lock()
+	h.releasing = true
+	h.mu.Unlock()
+	err := h.delete(ctx)
+	if err == nil {
+		h.mu.Lock()
+		h.released = true
+		h.mu.Unlock()
+	}
+	h.stop()
+	h.wg.Wait()
+	if !errors.Is(err, ErrLost) {
+		if earlier := h.end(ErrReleased); earlier != nil {
+			return earlier
+		}
+		return err
+	}
+	if earlier := h.end(err); earlier != nil {
+		return earlier
+	}
+	return err
+}
+
+// delete deletes our node. Its error wraps ErrLost if the node was gone
+// already: deleted by someone else, or with the session. Only the first
+// try's "no node" proves that; after a retry it may be our own delete,
+// applied before its reply was lost.
+func (h *Hold) delete(ctx context.Context) error {
+	h.mu.Lock()
+	marks := h.marks
+	h.mu.Unlock()
+	first, gone := true, false
+	del := func(conn *zk.Conn) error {
+		var err error
+		if len(marks) > 0 {
+			err = deleteMarked(conn, h.path, marks, h.sess.ACL())
+			if errors.Is(err, zk.ErrConnectionClosed) {
+				// Sent again plainly: the marks only spare a waiter
+				// a read, and a server with a smaller jute.maxbuffer
+				// than the constructor sized for drops the
+				// transaction, which carries the path three times.
+				marks = nil
+			}
+		}
+		if errors.Is(err, errMarkRefused) {
+			marks = nil
+		}
+		if len(marks) == 0 && !errors.Is(err, zk.ErrConnectionClosed) {
+			err = znode.Delete(conn, h.path)
+		}
+		if errors.Is(err, zk.ErrNoNode) {
+			gone, err = first, nil
+		}
+		first = false
+		return err
+	}
+	err := h.sess.Retry(ctx, del)
+	switch sessErr := h.sess.Err(); {
+	case gone:
+		return fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
+	case err != nil && sessErr != nil && errors.Is(err, sessErr):
+		// The session ended while we held: the node died with it, unless
+		// the caller's connection (NewSession) kept its ZooKeeper session,
+		// which Session.Delete still deletes it on if it can.
+		_ = h.sess.Delete(ctx, h.path)
+		return fmt.Errorf("%w: %w", ErrLost, sessErr)
+	case err != nil && ctx.Err() != nil:
+		// Hand the delete to the session, which goes on in the
+		// background.
+		return h.sess.Delete(ctx, h.path)
+	}
+	return err
+}
