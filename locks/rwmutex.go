@@ -74,13 +74,17 @@ func (rw *RWMutex) zkPath() string { return rw.at.Dir }
 // ahead of it later, so its release is marked as a Mutex's is (unless it
 // downgraded), for a writer queued right behind it.
 func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
+	shape := seqnode.Read
+	if prefix == writeLockName {
+		shape = seqnode.Write
+	}
 	return seqnode.Spec{
 		Dir:      rw.at.Dir,
 		Prefix:   prefix,
 		Siblings: []string{readLockName, writeLockName},
 		Data:     rw.at.Data,
+		Shape:    shape,
 		Holds:    holds,
-		Mark:     prefix == writeLockName,
 		Refuse:   refuseOthers(rw.at.Dir, layout.RWLock),
 	}
 }
@@ -109,10 +113,9 @@ func (rw *RWMutex) lock(ctx context.Context, w how) (*Hold, bool, error) {
 	}
 	spec := rw.spec(writeLockName, seqnode.FirstN(1))
 	// A downgrade can put a read node ahead of a queued writer, so a writer
-	// cannot take its old listing's word that it is next; but only a
-	// writer ahead can downgrade, so one behind readers alone waits for
-	// them all and holds once they are gone.
-	spec.Relist = true
+	// cannot take its old listing's word that it is next (seqnode.Write);
+	// but only a writer ahead can downgrade, so one behind readers alone
+	// waits for them all and holds once they are gone.
 	spec.WaitAll = readersAhead
 	return acquire(ctx, rw.sess, rw.writeKey, rw.writeKey.what(), spec, w)
 }

@@ -82,6 +82,7 @@ func newSemaphore(sess *recipes.Session, at args.Target, max int, countDir strin
 		Top:    at.Dir,
 		Prefix: leaseLockName,
 		Data:   at.Data,
+		Shape:  seqnode.Lease,
 		Holds: func(nodes []seqnode.Node, ours int) (bool, int) {
 			return seqnode.AtMost(int(s.limit.Load()))(nodes, ours)
 		},

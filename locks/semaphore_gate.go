@@ -21,7 +21,7 @@ import (
 // mark.
 func gateSpec(path string, data []byte) seqnode.Spec {
 	spec := mutexSpec(path, data)
-	spec.Bare = true
+	spec.Shape = seqnode.Gate
 	return spec
 }
 

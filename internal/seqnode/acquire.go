@@ -37,7 +37,7 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Ho
 	}
 	var h *Hold
 	var err error
-	if spec.Local {
+	if spec.local() {
 		h, err = inLocalTurn(ctx, sess, spec, wait, func(created func()) (*Hold, error) {
 			return acquire(ctx, sess, spec, wait, created)
 		})
@@ -83,7 +83,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, crea
 		if spec.Token != 0 {
 			h.setToken(spec.Token)
 		}
-		if err := h.readToken(ctx, spec.Bare); err != nil {
+		if err := h.readToken(ctx, spec.bare()); err != nil {
 			abandon(sess, h)
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func turn(ctx context.Context, sess znode.Session, spec Spec, path string, first
 		return nil, errRequeue
 	case at.holds:
 		h := dir.hold(sess, spec, path, 0)
-		if spec.Relist || followed(dir.nodes, name) {
+		if spec.relists() || followed(dir.nodes, name) {
 			h.marks = spec.ownMark(nil, path)
 		}
 		return h, nil

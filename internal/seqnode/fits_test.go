@@ -15,7 +15,7 @@ import (
 func TestOweKeepsTheReleaseWithinOneRequest(t *testing.T) {
 	acl := zk.WorldACL(zk.PermAll)
 	for _, dirLen := range []int{10, 20 << 10, 100 << 10} {
-		spec := Spec{Dir: "/" + strings.Repeat("d", dirLen), Prefix: "lock-", Mark: true}
+		spec := Spec{Dir: "/" + strings.Repeat("d", dirLen), Prefix: "lock-", Shape: Exclusive}
 		if err := spec.Fits(acl); err != nil {
 			t.Fatalf("a %d-byte directory: %v", dirLen, err)
 		}

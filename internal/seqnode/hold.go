@@ -48,7 +48,7 @@ type Hold struct {
 	released  bool       // Release's delete was confirmed
 }
 
-// bareHold is the hold of a node that only its recipe uses (Spec.Bare): it
+// bareHold is the hold of a node that only its recipe uses (a Gate): it
 // has no token and watches nothing but the session.
 func bareHold(sess znode.Session, path string) *Hold {
 	return startHold(sess, path, 0, nil, false, false)

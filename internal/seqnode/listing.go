@@ -25,7 +25,7 @@ type watchedListing struct {
 // Its token is the one the listing proves, if it proves one, else token (an
 // earlier read's, or 0). A bare hold has no token and watches nothing.
 func (l watchedListing) hold(sess znode.Session, spec Spec, path string, token int64) *Hold {
-	if spec.Bare {
+	if spec.bare() {
 		return bareHold(sess, path)
 	}
 	if l.token != 0 {
@@ -52,7 +52,7 @@ type rawListing struct {
 // fetchListing lists spec.Dir, with a watch unless the spec is bare.
 func fetchListing(ctx context.Context, sess znode.Session, spec Spec) rawListing {
 	var r rawListing
-	if spec.Bare {
+	if spec.bare() {
 		r.names, r.stat, r.err = znode.ChildrenStat(ctx, sess, spec.Dir)
 	} else {
 		r.names, r.stat, r.events, r.err = znode.ChildrenW(ctx, sess, spec.Dir)

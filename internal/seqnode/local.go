@@ -9,7 +9,7 @@ import (
 )
 
 // Local queueing. The goroutines of one session that take one exclusive lock
-// (a Spec with Local set) queue in this process, first come first served,
+// (an Exclusive or a Gate Spec) queue in this process, first come first served,
 // and at most two of them have a node in ZooKeeper at a time: the holder and
 // the next in line. So ten thousand goroutines waiting for one lock cost ten
 // thousand parked goroutines and two nodes, not ten thousand nodes, watches

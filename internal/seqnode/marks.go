@@ -17,7 +17,7 @@ import (
 // cannot tell from that event whether W held (then nothing is ahead of X, and
 // X holds) or W was a waiter that gave up or whose session expired (then
 // whoever holds still does). A mark tells it, at no cost in round trips or
-// transactions: a holder of a Spec with Mark releases with one multi that
+// transactions: a holder of a node whose Shape marks (Spec.marks) releases with one multi that
 // creates a node named MarkOf(W), deletes it, and deletes W. The mark exists
 // only inside that transaction, so no listing ever shows it and no failure
 // can leave it behind; but it fires the watch X set on its path (an exists
@@ -97,9 +97,6 @@ const markSuffix = ".released"
 
 // MarkOf is the path of the mark of the node at path.
 func MarkOf(path string) string { return path + markSuffix }
-
-// marks reports whether nodes of this spec are marked when released.
-func (s Spec) marks() bool { return s.Mark }
 
 // errMarkRefused reports that ZooKeeper refused a mark (a quota, say): the
 // node is then deleted on its own, without one.
@@ -190,7 +187,7 @@ func (s Spec) ownMark(owed []string, path string) []string {
 // followed reports whether a listing that shows our node holding shows a
 // node after it. If not, the hold needs no mark of its own: a waiter that
 // lists later finds our node first, so it is second in line, or waits for
-// another node, and never watches our mark; unless the spec has Relist,
+// another node, and never watches our mark; unless it is a Write node (Spec.relists),
 // whose waiter second in line needs the mark all the same.
 func followed(nodes []Node, name string) bool {
 	i := Index(nodes, name)

@@ -1,73 +1,104 @@
 package seqnode
 
-// Spec describes one kind of lock node.
+// Spec describes one kind of lock node: where it goes, what it is (Shape),
+// and the rule it holds by (Holds).
 type Spec struct {
 	Dir      string    // directory holding the lock nodes; created as containers
 	Top      string    // the recipe's own path: Dir or one above it; "" for Dir (see znode.ACLs)
 	Prefix   string    // lock name of our node: "lock-", "__READ__", "__WRIT__", "lease-"
 	Siblings []string  // lock names that order the directory; default {Prefix}
 	Data     []byte    // our node's data
+	Shape    Shape     // what the node is: how it waits, and what its release tells
 	Holds    Predicate // whether we hold, and whom to watch if not
 
-	// Mark makes a release tell the next waiter that the node it waits
-	// for held, so that it holds without reading the children again
-	// (marks.go). Only for a lock whose every hold is of the lowest node
-	// of its directory (a mutex, a write lock whose release writes no mark
-	// once it downgraded: Hold.Unmarked). A waiter then watches its own
-	// node, as it must to trust a mark, even with Bare.
-	Mark bool
+	// The rest is for one recipe each.
 
-	// Sequence, if set, is put after the lock name instead of letting
-	// ZooKeeper append one: the node is then plain ephemeral. The
-	// read/write lock's downgrade uses it to put a read node at its write
-	// node's place in the queue (Curator 5.5's CURATOR-621 fix).
-	Sequence string
-
-	// Token, if not 0, is the hold's fencing token instead of its node's
-	// zxid: a downgrade's read node, which holds at its write node's place
-	// in the queue, keeps the write hold's token, so that a writer queued
-	// before the downgrade, which holds after it, has a larger one.
-	Token int64
-
-	// Relist makes a waiter read the children again whenever its watched
-	// node goes, instead of applying the deletion to the listing it has.
-	// Only layouts where a node can appear ahead of a queued one need it.
-	Relist bool
-
-	// WaitAll, if set, names the nodes a waiter must see go, all of them,
-	// before it holds (indexes into the listing), or returns nil to wait
-	// as Holds says. The waiter then watches them all in one round trip
-	// and, once they are all gone, holds with no read, Relist or not. It
-	// is for a layout where no node can come ahead of ours once those are
-	// gone: a reader waiting for the writers ahead of it, a writer
-	// waiting for readers only. At most MaxWaitAll nodes: a waiter that
-	// would watch more waits as Holds says.
+	// WaitAll names the nodes ahead that a waiter must see go, all of
+	// them, to hold (indexes into the listing), or nil to wait as Holds
+	// says: an RWMutex's reader waits for every writer ahead, a writer
+	// behind readers only for them all. The waiter watches them in one
+	// round trip and holds once they are gone, with no read; it is only
+	// for a layout where no node can come ahead of ours once they are
+	// gone. At most MaxWaitAll nodes: a waiter that would watch more waits
+	// as Holds says.
 	WaitAll func(nodes []Node, ours int) []int
 
-	// Wake, if set, is called by a waiter on the directory (WatchDir)
-	// each time it waits: the channel it returns is closed when something
-	// the predicate reads besides the children has changed (a semaphore's
-	// shared count) since the waiter's listing, and the waiter then lists
-	// again. An error ends the acquisition.
+	// Wake, for a Lease, is called each time its waiter waits on the
+	// directory: the channel it returns is closed when something Holds
+	// reads besides the children (a semaphore's shared count) has changed
+	// since the listing, and the waiter then lists again. An error ends
+	// the acquisition.
 	Wake func() (<-chan struct{}, error)
 
-	// Bare makes a hold that only the recipe itself uses (a semaphore's
-	// gate): it has no fencing token and watches nothing but the session,
-	// and its waiter watches only the node ahead of it, not its own,
-	// unless it watches that node's mark (Mark, with others ahead).
-	Bare bool
+	// Sequence and Token are a downgrade's (an RWMutex's write hold taking
+	// its read lock): Sequence, put after the lock name instead of the one
+	// ZooKeeper appends, puts the read node at the write node's place in
+	// the queue (Curator 5.5's CURATOR-621 fix); Token keeps the write
+	// hold's token, so that a writer queued before the downgrade, which
+	// holds after it, has a larger one.
+	Sequence string
+	Token    int64
 
-	// Local makes the goroutines of one session queue for this lock in
-	// the process (see local.go): only for a lock one node at a time
-	// holds, whose nodes are all created with ZooKeeper's sequence.
-	Local bool
-
-	// Refuse, if set, is given the names in the listing made right after
-	// our node was created; an error from it ends the acquire (our node is
-	// deleted). Locks use it to refuse a directory another recipe uses:
-	// of two recipes arriving at once, the later lister sees the other.
+	// Refuse is given the names in the listing made right after our node
+	// was created; an error from it ends the acquire (our node is deleted).
+	// Locks use it to refuse a directory another recipe uses: of two
+	// recipes arriving at once, the later lister sees the other.
 	Refuse func(children []string) error
 }
+
+// A Shape is what kind of node a recipe queues: how it holds, how its
+// waiter waits, and what its release tells the waiter behind it.
+type Shape int
+
+const (
+	// Exclusive is a Mutex's node (an election's latch's too): the first
+	// node holds. The goroutines of one session queue for it in the
+	// process (local.go), and a release marks the node, so that the waiter
+	// behind holds with no read (marks.go).
+	Exclusive Shape = iota + 1
+
+	// Gate is a Semaphore's gate: an Exclusive node whose hold only the
+	// recipe uses, so it has no fencing token and watches nothing but the
+	// session. Its waiter watches only the node ahead, and its own node
+	// only to trust a mark.
+	Gate
+
+	// Write is an RWMutex's write node: the first node holds, and its
+	// release is marked, as an Exclusive node's. A downgrade can put a
+	// read node ahead of a queued writer, so a writer behind another reads
+	// the children again when the node it waits for goes, unless that
+	// release was marked.
+	Write
+
+	// Read is an RWMutex's read node, which holds as Holds says (no writer
+	// ahead); its release tells nothing.
+	Read
+
+	// Lease is a Semaphore's lease, which holds as Holds says (few enough
+	// nodes). Its waiter, the only one (behind the gate), watches the
+	// directory, and is woken by Wake too.
+	Lease
+)
+
+// marks reports whether a release of this node marks it (marks.go): only
+// for a lock whose every hold is of the lowest node of its directory (an
+// Exclusive or Gate node, a Write node whose release writes no mark once
+// it downgraded: Hold.Unmarked).
+func (s Spec) marks() bool { return s.Shape == Exclusive || s.Shape == Gate || s.Shape == Write }
+
+// relists reports whether a waiter reads the children again whenever the
+// node it waits for goes, rather than applying the deletion to what it
+// knows: only where a node can appear ahead of a queued one (Write).
+func (s Spec) relists() bool { return s.Shape == Write }
+
+// bare reports whether the hold is one only its recipe uses (Gate): no
+// fencing token, no watch but the session's.
+func (s Spec) bare() bool { return s.Shape == Gate }
+
+// local reports whether the goroutines of one session queue for the lock
+// in the process (local.go): for a lock one node at a time holds, whose
+// nodes are all created with ZooKeeper's sequence.
+func (s Spec) local() bool { return s.Shape == Exclusive || s.Shape == Gate }
 
 // top is the recipe's own path: its parents get the session's ParentACL.
 func (s Spec) top() string {

@@ -24,7 +24,7 @@ import (
 // Nodes created after ours sort after ours and a predicate is monotone, so
 // when the watched node goes and the place said so, we hold, with no read:
 // the hand-off costs the releaser's delete and one notification. Otherwise
-// (others were ahead too, or the layout needs Relist) we hold with no read
+// (others were ahead too, or a node may come ahead of ours: Write) we hold with no read
 // if the release marked the node (marks.go), and read the children once
 // more if not. Either way a waiter's memory does not grow with the queue.
 func await(ctx context.Context, sess znode.Session, spec Spec, path string, dir watchedListing, at place, marks *[]string) (_ *Hold, err error) {
@@ -94,13 +94,13 @@ func (w *waiter) placeBy(nodes []Node) {
 func (w *waiter) hold() *Hold {
 	var h *Hold
 	switch {
-	case w.own != nil && w.spec.Bare:
+	case w.own != nil && w.spec.bare():
 		h = bareHold(w.sess, w.path)
 	case w.own != nil:
 		h = ownHold(w.sess, w.path, w.own, w.revoked)
 	default:
 		h = w.dir.hold(w.sess, w.spec, w.path, w.token)
-		if !w.behind && !w.spec.Relist {
+		if !w.behind && !w.spec.relists() {
 			h.marks = *w.marks
 			return h
 		}
@@ -123,7 +123,7 @@ func (w *waiter) giveUp() {
 // a new watch. The listing that will show we hold may not prove our token,
 // so it is read now, while we wait, not after.
 func (w *waiter) waitDir(ctx context.Context) error {
-	if w.token == 0 && !w.spec.Bare {
+	if w.token == 0 && !w.spec.bare() {
 		token, err := readCzxid(ctx, w.sess, w.path)
 		if err != nil {
 			return err
@@ -150,8 +150,8 @@ func (w *waiter) waitAhead(ctx context.Context) error {
 	target := zpath.Join(w.spec.Dir, w.at.watch)
 	// A mark spares a read where the deletion alone does not say we
 	// hold: others were ahead too, or a node may come ahead of ours
-	// (Relist). Only nodes of our own kind are marked.
-	needMark := !w.at.holdsAfter || (w.spec.Relist && !w.at.all)
+	// (Write). Only nodes of our own kind are marked.
+	needMark := !w.at.holdsAfter || (w.spec.relists() && !w.at.all)
 	if w.spec.marks() && needMark && w.at.ofOurKind && countsDisconnects(w.sess) && (w.mark == nil || w.mark.path != MarkOf(target)) {
 		w.mark = &markWatch{path: MarkOf(target)}
 	}
@@ -181,7 +181,7 @@ func (w *waiter) afterGone(ctx context.Context) error {
 		w.spec.owe(w.path, w.sess.ACL(), w.marks, w.mark.path) // never written: ours to write
 	}
 	w.mark = nil
-	if trusted && ((w.at.holdsAfter && (!w.spec.Relist || w.at.all)) || marked) {
+	if trusted && ((w.at.holdsAfter && (!w.spec.relists() || w.at.all)) || marked) {
 		if err := w.own.settle(ctx, w.sess, w.path); err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func (w *waiter) watch(ctx context.Context, target string, also []string) (<-cha
 	// A bare waiter (a semaphore's gate) watches its own node only to
 	// trust a mark, which it watches only when others are ahead and the
 	// session counts its lost connections.
-	if w.own == nil && (!w.spec.Bare || w.mark != nil) {
+	if w.own == nil && (!w.spec.bare() || w.mark != nil) {
 		ownc = make(chan ownWatch, 1)
 		go func() { ownc <- watchOwn(ctx, w.sess, w.path) }()
 	}
@@ -351,7 +351,7 @@ func watchNode(ctx context.Context, sess znode.Session, spec Spec, target string
 	case err != nil:
 		return nil, fmt.Errorf("watch %s: %w", target, err)
 	}
-	if st.EphemeralOwner == sess.ID() && !spec.Bare && blocks {
+	if st.EphemeralOwner == sess.ID() && !spec.bare() && blocks {
 		waitsForOwnSession(ctx, sess, spec, target)
 	}
 	return ev, nil
