@@ -1,9 +1,3 @@
-// Package seqnode is the sequential-node engine behind every lock recipe:
-// Curator's LockInternals, done once. A recipe describes its nodes (directory,
-// lock name, the siblings it competes with) and a Predicate; the engine
-// creates the node, waits its turn watching one other node (or a few, all
-// of which must go: Spec.WaitAll), and hands back a Hold that reports its
-// own loss.
 package seqnode
 
 import (
