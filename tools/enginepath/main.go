@@ -5,7 +5,7 @@
 // (-long-files N).
 //
 //	go run ./tools/enginepath                        # the path, under a ZooKeeper
-//	go run ./tools/enginepath -max-funcs 20 -max-pkgs 3
+//	go run ./tools/enginepath -max-chain 20 -max-chain-pkgs 3
 //	go run ./tools/enginepath -init-wiring
 //	go run ./tools/enginepath -long-files 400
 //
@@ -41,6 +41,14 @@
 // its functions are listed apart. The spine leaves out internal/zpath and
 // internal/jute too: helpers of strings and sizes, which call nothing.
 //
+// The chain is what a reader steps through: the functions counted that call
+// another function counted. The others, which call none, are the helpers
+// (name parsing, sorting, path joins, signals, error wrappers), listed
+// apart. Calls are read from the source by name, with no types: a call
+// such as h.mu.Lock() counts as one to Mutex.Lock, and a function passed as
+// a value and called elsewhere is no call (chainOf says how calls are
+// found).
+//
 // What it cannot tell: coverage counts what ran in the process, not on
 // which goroutine. The session's own goroutines run while the lock is
 // taken: go-zookeeper's send loop calls the root's connection wrapper and
@@ -64,8 +72,9 @@
 // files over N lines, with their lengths. Both skip the nested modules (api,
 // examples/testkit), testdata and hidden directories.
 //
-// -max-funcs and -max-pkgs make the path's check fail (exit 1) when the
-// count without the root exceeds them; 0, the default, is no limit.
+// -max-chain and -max-chain-pkgs make the path's check fail (exit 1) when
+// the chain has more functions, or functions in more packages, than they
+// say; 0, the default, is no limit.
 package main
 
 import (
@@ -80,12 +89,12 @@ const module = "github.com/zkrecipes/recipes"
 func main() {
 	probe := flag.String("probe", "", "internal: take the measurement, writing counters under `dir` (the binary must be built with -cover)")
 	windows := flag.Int("windows", 5, "measured windows, each one Lock and Release; a function counts if it ran in all")
-	maxFuncs := flag.Int("max-funcs", 0, "exit 1 if more functions than this ran outside the root (0: no limit)")
-	maxPkgs := flag.Int("max-pkgs", 0, "exit 1 if functions of more packages than this ran outside the root (0: no limit)")
+	maxChain := flag.Int("max-chain", 0, "exit 1 if the chain (ran, outside the root, and called another that ran) has more functions than this (0: no limit)")
+	maxChainPkgs := flag.Int("max-chain-pkgs", 0, "exit 1 if the chain's functions are in more packages than this (0: no limit)")
 	initWiring := flag.Bool("init-wiring", false, "list the values init functions set in other packages")
 	longFiles := flag.Int("long-files", 0, "list the shipped .go files over `n` lines")
 	flag.Parse()
-	if flag.NArg() > 0 || *windows < 1 || *maxFuncs < 0 || *maxPkgs < 0 || *longFiles < 0 {
+	if flag.NArg() > 0 || *windows < 1 || *maxChain < 0 || *maxChainPkgs < 0 || *longFiles < 0 {
 		fmt.Fprintln(os.Stderr, "enginepath: no arguments, -windows at least 1, limits not negative")
 		flag.Usage()
 		os.Exit(2)
@@ -102,7 +111,7 @@ func main() {
 			err = listLongFiles(os.Stdout, *longFiles)
 		}
 	default:
-		err = measure(os.Stdout, *windows, *maxFuncs, *maxPkgs)
+		err = measure(os.Stdout, *windows, *maxChain, *maxChainPkgs)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "enginepath: %v\n", err)

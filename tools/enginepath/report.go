@@ -29,9 +29,13 @@ type function struct {
 var leaves = []string{"internal/zpath", "internal/jute"}
 
 // measure builds the probe, runs it under a ZooKeeper, and writes the report
-// to w. It fails if the count without the root exceeds maxFuncs or maxPkgs,
-// where they are not 0.
-func measure(w io.Writer, windows, maxFuncs, maxPkgs int) error {
+// to w. It fails if the chain has more functions than maxChain or more
+// packages than maxChainPkgs, where they are not 0.
+func measure(w io.Writer, windows, maxChain, maxChainPkgs int) error {
+	files, err := goFiles()
+	if err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp("", "enginepath-")
 	if err != nil {
 		return err
@@ -70,16 +74,20 @@ func measure(w io.Writer, windows, maxFuncs, maxPkgs int) error {
 		return err
 	}
 
-	all := report(w, every, some, idle, windows)
-	var over []string
-	if maxFuncs > 0 && all.funcs > maxFuncs {
-		over = append(over, fmt.Sprintf("%d functions, over -max-funcs %d", all.funcs, maxFuncs))
+	chain, err := chainOf(every, files)
+	if err != nil {
+		return err
 	}
-	if maxPkgs > 0 && all.pkgs > maxPkgs {
-		over = append(over, fmt.Sprintf("%d packages, over -max-pkgs %d", all.pkgs, maxPkgs))
+	ch := report(w, every, some, idle, chain, windows)
+	var over []string
+	if maxChain > 0 && ch.funcs > maxChain {
+		over = append(over, fmt.Sprintf("%d functions, over -max-chain %d", ch.funcs, maxChain))
+	}
+	if maxChainPkgs > 0 && ch.pkgs > maxChainPkgs {
+		over = append(over, fmt.Sprintf("%d packages, over -max-chain-pkgs %d", ch.pkgs, maxChainPkgs))
 	}
 	if over != nil {
-		return fmt.Errorf("the path outside the root crosses %s", strings.Join(over, " and "))
+		return fmt.Errorf("the chain outside the root crosses %s", strings.Join(over, " and "))
 	}
 	return nil
 }
@@ -88,8 +96,9 @@ func measure(w io.Writer, windows, maxFuncs, maxPkgs int) error {
 type tally struct{ funcs, pkgs, files int }
 
 // report writes the functions that ran in every window by package, those
-// that ran in some, and the counts; it returns the count without the root.
-func report(w io.Writer, every, some, idle map[function]bool, windows int) tally {
+// that ran in some, the chain (those of chain) and the helpers, and the
+// counts; it returns the chain's.
+func report(w io.Writer, every, some, idle, chain map[function]bool, windows int) tally {
 	fmt.Fprintf(w, `# The functions a free locks.Mutex.Lock and its Hold.Release ran, each window
 # one Lock and Release, in all %d windows (go doc ./tools/enginepath).
 # Coverage cannot tell goroutines apart: a function that ran only on one of
@@ -120,10 +129,28 @@ func report(w io.Writer, every, some, idle map[function]bool, windows int) tally
 	fmt.Fprintf(w, "\nran only in the window with no lock taken, not counted: %d\n", len(idleOnly))
 	list(w, slices.Collect(maps.Keys(idleOnly)), nil)
 
-	fmt.Fprintln(w, "\nfunctions per package:")
+	chainPkg, helpers := map[string][]function{}, []function{}
+	for f := range every {
+		switch {
+		case chain[f]:
+			chainPkg[f.pkg] = append(chainPkg[f.pkg], f)
+		case f.pkg != "":
+			helpers = append(helpers, f)
+		}
+	}
+	ch := count(chainPkg, func(string) bool { return true })
+	fmt.Fprintf(w, "\nchain (ran and call another that ran, root excluded): %d\n", ch.funcs)
+	for _, p := range slices.Sorted(maps.Keys(chainPkg)) {
+		fmt.Fprintf(w, "%s: %d\n", p, len(chainPkg[p]))
+		list(w, chainPkg[p], idle)
+	}
+	fmt.Fprintf(w, "\nhelpers (leaves: ran and call no other that ran): %d\n", len(helpers))
+	list(w, helpers, idle)
+
+	fmt.Fprintln(w, "\nfunctions per package (all, chain):")
 	for _, p := range pkgs {
 		if p != "" {
-			fmt.Fprintf(w, "  %-20s %3d\n", p, len(byPkg[p]))
+			fmt.Fprintf(w, "  %-20s %3d %3d\n", p, len(byPkg[p]), len(chainPkg[p]))
 		}
 	}
 	all := count(byPkg, func(p string) bool { return p != "" })
@@ -131,8 +158,10 @@ func report(w io.Writer, every, some, idle map[function]bool, windows int) tally
 	fmt.Fprintf(w, "total, root excluded: %d functions in %d packages, %d files\n", all.funcs, all.pkgs, all.files)
 	fmt.Fprintf(w, "spine, also without %s: %d functions in %d packages, %d files\n",
 		strings.Join(leaves, " and "), spine.funcs, spine.pkgs, spine.files)
+	fmt.Fprintf(w, "chain: %d functions in %d packages (root excluded), %d files; helpers: %d functions\n",
+		ch.funcs, ch.pkgs, ch.files, len(helpers))
 	fmt.Fprintf(w, "root (Session): %d functions\n", len(byPkg[""]))
-	return all
+	return ch
 }
 
 // list writes fs, one a line, in the order of their files and lines.

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// chainOf returns the functions of ran, the root's left out, that call
+// another function of ran outside the root: the chain a reader steps
+// through. The others of ran are its helpers, the leaves. files are the
+// module's, parsed; each function of ran must be declared in one of them.
+//
+// A call is found by name, in the declaration's body and the function
+// literals in it (coverage counts a literal as the function it is written
+// in), with no types:
+//
+//   - f(...) calls the functions (not methods) of its own package named f;
+//   - pkg.F(...), pkg an import of the file, those of that package named F;
+//   - x.f(...), x no import, the functions and methods named f of its own
+//     package and of every package of the module the file imports: x's
+//     type is not known.
+//
+// So a name can stand for more than it calls: h.mu.Lock() is Mutex.Lock,
+// ctx.Value() any Value that ran, a variable or a struct field of func type
+// the function of its name, if one ran. That errs the safe way, making more
+// callers and a longer chain. It errs the other way, a caller seen as a
+// helper, for a function value passed without a call (sess.Retry(ctx,
+// h.create)) or called under a name no function that ran has
+// (spec.Holds(nodes, i), a callback). A call to the root (sess.Retry) makes
+// no function a caller, as the root is not counted; a function literal
+// passed to it is part of the function it is written in, and what it calls
+// counts there.
+func chainOf(ran map[function]bool, files []goFile) (map[function]bool, error) {
+	type decl struct {
+		f       function
+		body    *ast.BlockStmt
+		imports map[string]string
+	}
+	var decls []decl
+	named := map[string]map[string][]function{} // package, name: the functions of ran
+	method := map[function]bool{}
+	for _, file := range files {
+		pkg := strings.TrimPrefix(path.Dir(file.rel), ".")
+		if pkg == "" {
+			continue
+		}
+		imports := moduleImports(file.ast)
+		for _, d := range file.ast.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			f := function{pkg: pkg, file: path.Base(file.rel), line: file.fset.Position(fd.Pos()).Line, name: fd.Name.Name}
+			if !ran[f] {
+				continue
+			}
+			decls = append(decls, decl{f, fd.Body, imports})
+			if named[pkg] == nil {
+				named[pkg] = map[string][]function{}
+			}
+			named[pkg][f.name] = append(named[pkg][f.name], f)
+			method[f] = fd.Recv != nil
+		}
+	}
+	for f := range ran {
+		if _, ok := method[f]; f.pkg != "" && !ok {
+			return nil, fmt.Errorf("%s:%d: %s ran but is declared in no file read", path.Join(f.pkg, f.file), f.line, f.name)
+		}
+	}
+
+	// calls reports whether call, in the body of d, calls another function
+	// of ran outside the root.
+	calls := func(d decl, call *ast.CallExpr) bool {
+		fun := ast.Unparen(call.Fun)
+		switch x := fun.(type) { // a generic function, instantiated: f[T](...)
+		case *ast.IndexExpr:
+			fun = x.X
+		case *ast.IndexListExpr:
+			fun = x.X
+		}
+		var name string
+		var pkgs []string
+		methods := false
+		switch x := fun.(type) {
+		case *ast.Ident:
+			name, pkgs = x.Name, []string{d.f.pkg}
+		case *ast.SelectorExpr:
+			name = x.Sel.Name
+			if id, ok := x.X.(*ast.Ident); ok {
+				if p, ok := d.imports[id.Name]; ok {
+					pkgs = []string{p}
+					break
+				}
+			}
+			pkgs, methods = []string{d.f.pkg}, true
+			for _, p := range d.imports {
+				pkgs = append(pkgs, p)
+			}
+		default:
+			return false
+		}
+		for _, p := range pkgs {
+			for _, g := range named[p][name] {
+				if g != d.f && (methods || !method[g]) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	chain := map[function]bool{}
+	for _, d := range decls {
+		ast.Inspect(d.body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && calls(d, call) {
+				chain[d.f] = true
+			}
+			return !chain[d.f]
+		})
+	}
+	return chain, nil
+}
+
+// moduleImports maps the import names of file to their packages relative
+// to the module: "" for the root, "-" for a package outside the module.
+func moduleImports(file *ast.File) map[string]string {
+	imports := map[string]string{}
+	for _, is := range file.Imports {
+		p, _ := strconv.Unquote(is.Path.Value)
+		rel := "-"
+		if p == module {
+			rel = ""
+		} else if r, ok := strings.CutPrefix(p, module+"/"); ok {
+			rel = r
+		}
+		imports[importName(is)] = rel
+	}
+	return imports
+}
