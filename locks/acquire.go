@@ -63,8 +63,8 @@ func carrying(ctx context.Context, key any) *Hold {
 	return h
 }
 
-// holds reports whether ctx carries a live hold under key.
-func holds(ctx context.Context, key any) bool {
+// carriesLive reports whether ctx carries a live hold under key.
+func carriesLive(ctx context.Context, key any) bool {
 	h := carrying(ctx, key)
 	return h != nil && h.Err() == nil
 }

@@ -53,7 +53,7 @@ var (
 	ErrNotRevocable = errors.New("locks: not a revocable lock node")
 )
 
-// ErrLockLost and ErrReleased are the engine's own errors, which its holds
+// ErrLockLost and ErrReleased are the engine's own errors, which its turns
 // end with: declared there, and only exported here, through a function call,
 // as io/fs does, which keeps the internal name out of the documentation.
 

@@ -28,9 +28,9 @@ import (
 // A Hold may be used from any goroutine; its methods are safe for concurrent
 // use.
 type Hold struct {
-	path string // the lock's path, or a multi-lock's members' paths
-	held held   // one node (nodeHold), or a multi-lock's members (multiHold)
-	key  any    // what Context carries the hold under; nil if not reentrant
+	path    string  // the lock's path, or a multi-lock's members' paths
+	backing backing // one node (nodeBacking), or a multi-lock's members (membersBacking)
+	key     any     // what Context carries the hold under; nil if not reentrant
 
 	// ctx is the work's context (see Context). The hold makes and owns
 	// it: it is no caller's context, only their values.
@@ -42,12 +42,12 @@ type Hold struct {
 	err   error      // why the hold ended; nil while held
 }
 
-// newHold wraps an engine hold. Its context has ctx's values and, if key is
+// newHold wraps an engine turn. Its context has ctx's values and, if key is
 // not nil, carries the hold under key. The session's telemetry records its
 // end and its revocation requests (without asking to watch for them: see
 // Hold.Revoked).
-func newHold(ctx context.Context, key any, path string, sess *recipes.Session, node *seqnode.Hold) *Hold {
-	h := &Hold{path: path, held: nodeHold{sess: sess, n: node}, key: key, count: 1}
+func newHold(ctx context.Context, key any, path string, sess *recipes.Session, node *seqnode.Turn) *Hold {
+	h := &Hold{path: path, backing: nodeBacking{sess: sess, turn: node}, key: key, count: 1}
 	// The work's context: ctx's values, without its end or the
 	// acquisition's WithQueued.
 	h.ctx, h.cancel = context.WithCancelCause(seqnode.WithoutQueued(context.WithoutCancel(ctx)))
@@ -75,8 +75,8 @@ func newHold(ctx context.Context, key any, path string, sess *recipes.Session, n
 // newMultiHold aggregates members. Its context carries every hold they
 // carry, so that a nested Lock of a member re-enters it.
 func newMultiHold(ctx context.Context, key any, path string, members []*Hold) *Hold {
-	multi := &multiHold{all: members}
-	h := &Hold{path: path, held: multi, key: key, count: 1}
+	multi := &membersBacking{all: members}
+	h := &Hold{path: path, backing: multi, key: key, count: 1}
 	hctx := seqnode.WithoutQueued(context.WithoutCancel(ctx))
 	for _, c := range h.carried(nil) {
 		hctx = context.WithValue(hctx, c.key, c)
@@ -94,7 +94,7 @@ func newMultiHold(ctx context.Context, key any, path string, members []*Hold) *H
 
 // carried appends to hs the reentrant holds in h, h itself last.
 func (h *Hold) carried(hs []*Hold) []*Hold {
-	for _, m := range h.held.members() {
+	for _, m := range h.backing.members() {
 		hs = m.carried(hs)
 	}
 	if h.key != nil {
@@ -110,7 +110,7 @@ func (h *Hold) Path() string { return h.path }
 // Node returns the full path of the node that holds the lock, which Revoke
 // and Participants name (relative to the session's chroot, like them); ""
 // for a multi-lock (see Members).
-func (h *Hold) Node() string { return h.held.node() }
+func (h *Hold) Node() string { return h.backing.node() }
 
 // Token returns the fencing token: a ZooKeeper zxid, the one that created
 // the holder's node or one from the moment the holder's listing showed it
@@ -125,17 +125,17 @@ func (h *Hold) Node() string { return h.held.node() }
 // do: the largest of the members' tokens can come from another lock, taken
 // after a later holder of this one queued, so a stale holder's largest can
 // exceed the later holder's token on the shared lock.
-func (h *Hold) Token() int64 { return h.held.token() }
+func (h *Hold) Token() int64 { return h.backing.token() }
 
 // Members returns a multi-lock's member holds in the order they were taken,
 // each with its own path, node and token (the tokens to fence each member's
 // store with); nil for any other hold.
-func (h *Hold) Members() []*Hold { return h.held.members() }
+func (h *Hold) Members() []*Hold { return h.backing.members() }
 
 // Guard returns checks to put first in a zk.Multi so that the transaction
 // fails unless the lock is still held: one per node, so a multi-lock's
 // checks every member. Multi puts them there.
-func (h *Hold) Guard() []*zk.CheckVersionRequest { return h.held.guard() }
+func (h *Hold) Guard() []*zk.CheckVersionRequest { return h.backing.guard() }
 
 // Multi runs ops as one ZooKeeper transaction that succeeds only while the
 // lock is still held, checked by ZooKeeper with Guard; it returns the
@@ -156,7 +156,7 @@ func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 	if err := h.Err(); err != nil {
 		return nil, fmt.Errorf("multi under %s: %w", h.path, err)
 	}
-	sess, err := h.held.session()
+	sess, err := h.backing.session()
 	if err != nil {
 		return nil, fmt.Errorf("%w: multi under %s: %w", recipes.ErrInvalid, h.path, err)
 	}
@@ -191,7 +191,7 @@ func (h *Hold) Multi(ctx context.Context, ops ...any) ([]zk.MultiResponse, error
 // let go (see Revoke); for a multi-lock, when someone asks any member's.
 // Nothing is released for it: that is the holder's call. The first call
 // starts listening, and sees a request written before it.
-func (h *Hold) Revoked() <-chan struct{} { return h.held.revoked() }
+func (h *Hold) Revoked() <-chan struct{} { return h.backing.revoked() }
 
 // Done returns a channel that is closed when the hold ends: lost, or
 // released by its outermost Release.
@@ -209,7 +209,7 @@ func (h *Hold) Err() error {
 	if err != nil {
 		return err
 	}
-	return h.held.lost()
+	return h.backing.lost()
 }
 
 // Context returns the context to do the work in. It carries the values of
@@ -230,7 +230,7 @@ func (h *Hold) Context() context.Context { return h.ctx }
 // (election.Runner's Lead) reaches the session the Runner made this way,
 // and a test can end it: zktest.ExpireSession(t, h.Session().ID()).
 func (h *Hold) Session() *recipes.Session {
-	sess, err := h.held.session()
+	sess, err := h.backing.session()
 	if err != nil {
 		return nil
 	}
@@ -261,7 +261,7 @@ func (h *Hold) Release(ctx context.Context) error {
 	h.count--
 	last := h.count == 0
 	if last {
-		h.held.releasing()
+		h.backing.releasing()
 	}
 	h.mu.Unlock()
 	if !last {
@@ -270,7 +270,7 @@ func (h *Hold) Release(ctx context.Context) error {
 		}
 		return nil
 	}
-	return h.held.release(ctx, h)
+	return h.backing.release(ctx, h)
 }
 
 // releaseAll releases holds, last first, and returns every failure, each

@@ -67,7 +67,7 @@ func mutexSpec(path string, data []byte) seqnode.Spec {
 // whose lock name is lockName in the layout own: a Mutex's, or an election
 // latch's.
 func exclusiveSpec(path, lockName string, own layout.Kind, data []byte) seqnode.Spec {
-	return seqnode.Spec{Dir: path, Prefix: lockName, Data: data, Shape: seqnode.Exclusive, Holds: seqnode.FirstN(1), Refuse: refuseOthers(path, own)}
+	return seqnode.Spec{Dir: path, Prefix: lockName, Data: data, Shape: seqnode.Exclusive, Predicate: seqnode.FirstN(1), Refuse: refuseOthers(path, own)}
 }
 
 // fits checks that every request the engine makes for specs is one ZooKeeper

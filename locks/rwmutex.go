@@ -84,7 +84,7 @@ func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 		Siblings: []string{readLockName, writeLockName},
 		Data:     rw.at.Data,
 		Shape:    shape,
-		Holds:    holds,
+		Predicate:    holds,
 		Refuse:   refuseOthers(rw.at.Dir, layout.RWLock),
 	}
 }
@@ -108,7 +108,7 @@ func (rw *RWMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 }
 
 func (rw *RWMutex) lock(ctx context.Context, w how) (*Hold, bool, error) {
-	if !holds(ctx, rw.writeKey) && holds(ctx, rw.readKey) {
+	if !carriesLive(ctx, rw.writeKey) && carriesLive(ctx, rw.readKey) {
 		return nil, false, fmt.Errorf("lock %s: %w", rw.at.Path, ErrUpgrade)
 	}
 	spec := rw.spec(writeLockName, seqnode.FirstN(1))
@@ -152,13 +152,13 @@ func (rw *RWMutex) rlock(ctx context.Context, w how) (*Hold, bool, error) {
 	// release will write no mark of its node: the read node is to hold on
 	// at its place, and the writer behind must not take that release for
 	// the end of the holds ahead of it.
-	if wh := carrying(ctx, rw.writeKey); wh != nil && wh.Err() == nil && !holds(ctx, rw.readKey) && wh.engine().Unmarked() {
+	if wh := carrying(ctx, rw.writeKey); wh != nil && wh.Err() == nil && !carriesLive(ctx, rw.readKey) && wh.turn().Unmarked() {
 		// Downgrade: our read node takes our write node's sequence, so it
 		// sorts with it, ahead of every writer queued since.
-		write := wh.engine()
+		write := wh.turn()
 		name := write.Name()
 		spec.Sequence = seqnode.SequenceOf(name, writeLockName)
-		spec.Holds = readHolds(name)
+		spec.Predicate = readHolds(name)
 		spec.WaitAll = writersAhead(name)
 		spec.Token = write.Token()
 		// Only while the write node is there: once it is gone (deleted by

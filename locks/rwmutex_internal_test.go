@@ -28,7 +28,7 @@ func TestWriteHoldUnmarkedOnlyBeforeItsRelease(t *testing.T) {
 
 	w, err := rw.Lock(ctx)
 	require.NoError(t, err)
-	require.True(t, w.engine().Unmarked(), "a write hold not yet released")
+	require.True(t, w.turn().Unmarked(), "a write hold not yet released")
 	require.NoError(t, w.Release(ctx))
-	require.False(t, w.engine().Unmarked(), "a write hold whose release has begun")
+	require.False(t, w.turn().Unmarked(), "a write hold whose release has begun")
 }

@@ -83,7 +83,7 @@ func newSemaphore(sess *recipes.Session, at args.Target, max int, countDir strin
 		Prefix: leaseLockName,
 		Data:   at.Data,
 		Shape:  seqnode.Lease,
-		Holds: func(nodes []seqnode.Node, ours int) (bool, int) {
+		Predicate: func(nodes []seqnode.Node, ours int) (bool, int) {
 			return seqnode.AtMost(int(s.limit.Load()))(nodes, ours)
 		},
 	}

@@ -26,7 +26,7 @@ func gateSpec(path string, data []byte) seqnode.Spec {
 }
 
 // take takes n lease nodes, or none, while holding the gate.
-func (s *Semaphore) take(ctx context.Context, n int, w how) ([]*seqnode.Hold, bool, error) {
+func (s *Semaphore) take(ctx context.Context, n int, w how) ([]*seqnode.Turn, bool, error) {
 	switch {
 	case s.count == "" && (n < 1 || n > s.max):
 		return nil, false, fmt.Errorf("%w: cannot take %d leases of %s, which has %d", recipes.ErrInvalid, n, s.at.Path, s.max)
@@ -75,7 +75,7 @@ func (s *Semaphore) take(ctx context.Context, n int, w how) ([]*seqnode.Hold, bo
 // all, when the semaphore has been idle; and whenever the record changed
 // (its watch fired): an idle semaphore takes the maximum of the next
 // client. What takeGated took it gives back if it fails.
-func (s *Semaphore) takeGated(ctx context.Context, gate *seqnode.Hold, n int, w how) ([]*seqnode.Hold, bool, error) {
+func (s *Semaphore) takeGated(ctx context.Context, gate *seqnode.Turn, n int, w how) ([]*seqnode.Turn, bool, error) {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	gate.OnEnd(stop)
@@ -123,7 +123,7 @@ func (s *Semaphore) takeGated(ctx context.Context, gate *seqnode.Hold, n int, w 
 // The lease's release then shares the delete's round trip. Elsewhere it
 // waits for the answer. Either way it calls beside, whose requests go out
 // with the delete.
-func (s *Semaphore) leaveGate(ctx context.Context, gate *seqnode.Hold, beside func()) {
+func (s *Semaphore) leaveGate(ctx context.Context, gate *seqnode.Turn, beside func()) {
 	release := func() {
 		rctx, stop := context.WithTimeout(context.WithoutCancel(ctx), s.sess.Timeout())
 		defer stop()
@@ -167,13 +167,13 @@ func (s *Semaphore) removeEmptyDirs(ctx context.Context) {
 }
 
 // takeLeases takes n leases, or none; it runs under the gate.
-func (s *Semaphore) takeLeases(ctx context.Context, n int, w how) ([]*seqnode.Hold, bool, error) {
+func (s *Semaphore) takeLeases(ctx context.Context, n int, w how) ([]*seqnode.Turn, bool, error) {
 	spec, stop, err := s.leaseSpec(ctx, n)
 	if err != nil {
 		return nil, false, err
 	}
 	defer stop()
-	var nodes []*seqnode.Hold
+	var nodes []*seqnode.Turn
 	for len(nodes) < n {
 		node, ok, err := seqnode.Acquire(ctx, s.sess, spec, w == waitTurn)
 		if err != nil || !ok {
@@ -186,7 +186,7 @@ func (s *Semaphore) takeLeases(ctx context.Context, n int, w how) ([]*seqnode.Ho
 }
 
 // releaseNodes gives back leases taken by an acquire that failed.
-func releaseNodes(nodes []*seqnode.Hold) {
+func releaseNodes(nodes []*seqnode.Turn) {
 	for _, n := range nodes {
 		_ = n.Release(context.Background())
 	}

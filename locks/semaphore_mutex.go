@@ -58,7 +58,7 @@ func (m *SemaphoreMutex) TryLock(ctx context.Context) (*Hold, bool, error) {
 }
 
 func (m *SemaphoreMutex) lock(ctx context.Context, w how) (*Hold, bool, error) {
-	if holds(ctx, m.key) {
+	if carriesLive(ctx, m.key) {
 		return nil, false, fmt.Errorf("lock %s: %w", m.sem.at.Path, ErrReentrant)
 	}
 	start := time.Now()

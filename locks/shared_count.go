@@ -121,7 +121,7 @@ func (s *Semaphore) leaseSpec(ctx context.Context, n int) (spec seqnode.Spec, st
 	wctx, cancel := context.WithCancel(ctx)
 	w.ctx = wctx
 	spec = s.leases
-	spec.Holds = func(nodes []seqnode.Node, ours int) (bool, int) {
+	spec.Predicate = func(nodes []seqnode.Node, ours int) (bool, int) {
 		return seqnode.AtMost(int(w.limit.Load()))(nodes, ours)
 	}
 	spec.Wake = w.wake

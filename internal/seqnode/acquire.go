@@ -21,18 +21,18 @@ var errBusy = errors.New("not free")
 // or deletes its node and returns false.
 //
 // A ctx that has already ended makes Acquire return its cause before any
-// request: nothing is created. Whenever Acquire returns without a Hold, our
+// request: nothing is created. Whenever Acquire returns without a Turn, our
 // node has been deleted, or, if ZooKeeper cannot be reached in time, the
 // session deletes it in the background as soon as it can (or it dies with
-// the session). A Hold it returns knows its token.
-func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Hold, bool, error) {
+// the session). A Turn it returns knows its token.
+func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Turn, bool, error) {
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	var h *Hold
+	var h *Turn
 	var err error
 	if spec.local() {
-		h, err = inLocalTurn(ctx, sess, spec, wait, func(created func()) (*Hold, error) {
+		h, err = queueLocally(ctx, sess, spec, wait, func(created func()) (*Turn, error) {
 			return acquire(ctx, sess, spec, wait, created)
 		})
 	} else {
@@ -47,7 +47,7 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Ho
 // acquire creates our node and takes its turn. created, if not nil, is
 // called when a node is created (again after a requeue) and when acquire
 // returns: only its first call counts.
-func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, created func()) (*Hold, error) {
+func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, created func()) (*Turn, error) {
 	if created != nil {
 		defer created()
 	}
@@ -66,7 +66,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, crea
 			created()
 		}
 		var marks []string
-		h, err := turn(ctx, sess, spec, path, first, wait, &marks)
+		h, err := take(ctx, sess, spec, path, first, wait, &marks)
 		if errors.Is(err, errRequeue) {
 			continue // our node is gone, and with it the right to its marks
 		}
@@ -83,7 +83,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, crea
 		}
 		// A process paused while it waited can wake to the notification
 		// that made it the holder after its session's deadline passed:
-		// that hold is no hold.
+		// that turn is no turn.
 		if err := sess.Err(); err != nil {
 			abandon(sess, h)
 			return nil, err
@@ -98,14 +98,14 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, crea
 	}
 }
 
-// turn takes our node at path from its creation to a Hold, or fails. It
+// take takes our node at path from its creation to a Turn, or fails. It
 // starts from first, a listing made in the create's round trip, or lists
-// the directory. If that listing shows we hold (a free lock), the hold is
-// made at once, watching the directory through that listing; if not, turn
-// returns errBusy, or, if wait is true, waits (await). A turn that gives up
+// the directory. If that listing shows we hold (a free lock), the turn is
+// made at once, watching the directory through that listing; if not, take
+// returns errBusy, or, if wait is true, waits (await). A take that gives up
 // while our node may still exist leaves in *marks the marks to write when it
 // is deleted (marks.go).
-func turn(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, wait bool, marks *[]string) (*Hold, error) {
+func take(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, wait bool, marks *[]string) (*Turn, error) {
 	if first == nil {
 		listed := fetchListing(ctx, sess, spec)
 		first = &listed
@@ -118,8 +118,8 @@ func turn(ctx context.Context, sess znode.Session, spec Spec, path string, first
 	switch at := spec.place(dir.nodes, name); {
 	case at.missing:
 		return nil, errRequeue
-	case at.holds:
-		h := dir.hold(sess, spec, path, 0)
+	case at.turn:
+		h := dir.turn(sess, spec, path, 0)
 		if spec.relists() || followed(dir.nodes, name) {
 			h.marks = spec.ownMark(nil, path)
 		}
@@ -132,9 +132,9 @@ func turn(ctx context.Context, sess znode.Session, spec Spec, path string, first
 	}
 }
 
-// abandon releases a hold that Acquire will not return, on a context of its
+// abandon releases a turn that Acquire will not return, on a context of its
 // own bounded by the session timeout, as znode.DeleteDetached does.
-func abandon(sess znode.Session, h *Hold) {
+func abandon(sess znode.Session, h *Turn) {
 	ctx, cancel := context.WithTimeout(context.Background(), sess.Timeout())
 	defer cancel()
 	_ = h.Release(ctx)

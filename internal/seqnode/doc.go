@@ -1,50 +1,52 @@
 // Package seqnode is the sequential-node engine behind every lock recipe:
 // Curator's LockInternals, done once. A recipe describes its node (a Spec:
 // where it goes, its Shape, the Predicate it holds by); the engine creates
-// the node, takes its turn, and hands back a Hold that reports its own loss.
+// the node and hands back its Turn: the node's time at the lock, which
+// reports its own loss and ends with its release. The recipe wraps the Turn
+// in its hold (locks.Hold; an election's term is one too).
 //
 // # A free Mutex, from Lock to Release
 //
 // One line per step, caller first; file names are this package's unless a
 // package is named. The lock is free, so the first listing says we hold.
 //
-//	locks.Mutex.Lock          mutex.go    refuses a nil ctx, then acquire
-//	locks.acquire             acquire.go  re-enters a hold ctx carries (reenter), else:
-//	Acquire                   acquire.go  an Exclusive or Gate node queues in the process first
-//	inLocalTurn               local.go    the session's queue for this lock: the turn comes at once
-//	acquire                   acquire.go  the loop: create, take the turn, check the token and the session
-//	createListed              create.go   the listing goes out behind the create (znode.AfterWrite)
-//	create                    create.go   the protected ephemeral sequential create (znode.Create)
-//	turn                      acquire.go  reads the first listing and places our node
-//	rawListing.interpret      listing.go  refuses another recipe's directory, sorts, proves the token
-//	Spec.place                place.go    the Predicate decides: we hold
-//	watchedListing.hold       listing.go  the Hold, watching the directory through that listing
-//	locks.newHold             locks/hold.go  the public Hold: its Context, its telemetry
+//	locks.Mutex.Lock      locks/mutex.go    refuses a nil ctx, then acquire
+//	locks.acquire         locks/acquire.go  re-enters a hold ctx carries (reenter), else:
+//	Acquire               acquire.go        an Exclusive or Gate node queues in the process first
+//	queueLocally          local.go          the session's queue for this lock: the pass comes at once
+//	acquire               acquire.go        the loop: create, take the turn, check the token and the session
+//	createListed          create.go         the listing goes out behind the create (znode.AfterWrite)
+//	create                create.go         the protected ephemeral sequential create (znode.Create)
+//	take                  acquire.go        reads the first listing and places our node
+//	rawListing.interpret  listing.go        refuses another recipe's directory, sorts, proves the token
+//	Spec.place            place.go          the Predicate decides: our turn
+//	watchedListing.turn   listing.go        the Turn, watching the directory through that listing
+//	locks.newHold         locks/hold.go     the hold: its Context, its telemetry
 //
-//	locks.Hold.Release        locks/hold.go  the outermost Release lets go
-//	Hold.Release              release.go  deletes our node (with its mark: marks.go), then ends
-//	Hold.delete               release.go  the delete, across lost connections (Session.Retry)
+//	locks.Hold.Release    locks/hold.go     the outermost Release lets go
+//	Turn.Release          release.go        deletes our node (with its mark: marks.go), then ends
+//	Turn.delete           release.go        the delete, across lost connections (Session.Retry)
 //
 // Every ZooKeeper request goes through the session's Retry (package
 // recipes), and each read or write is a few lines of package znode. When
-// the lock is not free, turn hands the first listing to await (waiter.go),
-// which waits for the node ahead and holds when it goes.
+// the lock is not free, take hands the first listing to await (waiter.go),
+// which waits for the node ahead and takes the turn when it goes.
 //
 // # Where things happen
 //
-//   - A node decides it holds in Spec.place (place.go), from a listing: the
-//     first one (turn), or a later one (waiter.afterGone, waiter.waitDir).
+//   - A node's turn is decided in Spec.place (place.go), from a listing: the
+//     first one (take), or a later one (waiter.afterGone, waiter.waitDir).
 //     A waiter that was second in line, or whose node ahead was marked,
-//     holds when that node goes, with no listing (waiter.afterGone).
-//   - The token is chosen when the Hold is made: the one a listing proves
+//     takes its turn when that node goes, with no listing (waiter.afterGone).
+//   - The token is chosen when the Turn is made: the one a listing proves
 //     (tokenFromListing, listing.go), the creation zxid of our node read
-//     with its watch (ownHold, hold.go) or on its own (Hold.readToken), or a
+//     with its watch (ownTurn, turn.go) or on its own (Turn.readToken), or a
 //     downgrade's (Spec.Token, set in acquire).
-//   - The loss watch is armed when the Hold is made (startHold, hold.go),
-//     and its goroutine (Hold.watch, holdwatch.go) follows it: a hold that
-//     waited watches its own node's data; one that held at once watches
-//     the directory until something changes there, then its node's data.
-//     The session's end is a loss too.
+//   - The loss watch is armed when the Turn is made (startTurn, turn.go),
+//     and its goroutine (Turn.watch, losswatch.go) follows it: a turn that
+//     waited watches its own node's data; one taken at once watches the
+//     directory until something changes there, then its node's data. The
+//     session's end is a loss too.
 //
 // # Which recipe uses which node and wait
 //

@@ -20,18 +20,18 @@ type watchedListing struct {
 	token  int64 // our token, if the listing proves one (tokenFromListing)
 }
 
-// hold is the Hold of our node at path, which this listing shows holds: its
-// watch on the directory is all the hold needs until something changes there.
+// turn is the Turn of our node at path, which this listing shows holds: its
+// watch on the directory is all the turn needs until something changes there.
 // Its token is the one the listing proves, if it proves one, else token (an
-// earlier read's, or 0). A bare hold has no token and watches nothing.
-func (l watchedListing) hold(sess znode.Session, spec Spec, path string, token int64) *Hold {
+// earlier read's, or 0). A bare turn has no token and watches nothing.
+func (l watchedListing) turn(sess znode.Session, spec Spec, path string, token int64) *Turn {
 	if spec.bare() {
-		return bareHold(sess, path)
+		return bareTurn(sess, path)
 	}
 	if l.token != 0 {
 		token = l.token
 	}
-	return dirHold(sess, path, token, l.events)
+	return dirTurn(sess, path, token, l.events)
 }
 
 // listWatched lists the directory of our node at path and watches it, unless
@@ -98,7 +98,7 @@ func readCzxid(ctx context.Context, sess znode.Session, path string) (int64, err
 }
 
 // tokenFromListing returns a token for our node that a listing of its
-// directory proves, or 0 if it proves none (the hold then reads the zxid that
+// directory proves, or 0 if it proves none (the turn then reads the zxid that
 // created our node).
 //
 // The directory's pzxid (the zxid of the last child created or deleted
@@ -110,7 +110,7 @@ func readCzxid(ctx context.Context, sess znode.Session, path string) (int64, err
 // delete, whose token is at least that delete's zxid: so tokens still grow
 // from holder to holder. A node with a smaller number created after ours
 // is a read/write downgrade node; it holds only as the continuation of its
-// write node's hold, which was ahead of ours, and keeps that hold's token,
+// write node's hold, which was ahead of ours, and keeps that turn's token,
 // so it is not a later holder. If the listing also shows that nothing but
 // our create changed the children (the child version, which creates and
 // deletes both move, is one more than our number, which creates alone

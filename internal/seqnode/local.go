@@ -17,7 +17,7 @@ import (
 // holder lets go, so a hand-off within the process costs a delete and a
 // notification, like one between processes.
 //
-// Each goroutine still creates its own node when its local turn comes, at the
+// Each goroutine still creates its own node when its pass comes, at the
 // back of the ZooKeeper queue: a process with many waiters gets no more than
 // its place in line, and other processes are not starved.
 
@@ -31,17 +31,17 @@ type localKey struct {
 	dir, prefix string
 }
 
-// A localQueue gives localInZK goroutines at a time a turn to go to
-// ZooKeeper, in the order they joined, and one turn at a time: the next turn
+// A localQueue gives localInZK goroutines at a time a pass to go to
+// ZooKeeper, in the order they joined, and one pass at a time: the next pass
 // is given once the goroutine before has created its node, so the nodes
 // queue in ZooKeeper in the order the goroutines joined. A goroutine is in
 // line the moment it joins, under the lock that counts it, which is what
 // LocalQueued tells (x/sync's semaphore.Weighted cannot say that).
 type localQueue struct {
 	users    int             // goroutines in line, in ZooKeeper, or holding
-	free     int             // turns not given
-	waiting  []chan struct{} // in line for a turn, oldest first
-	creating chan struct{}   // the turn whose node is not created yet, if any
+	free     int             // passes not given
+	waiting  []chan struct{} // in line for a pass, oldest first
+	creating chan struct{}   // the pass whose node is not created yet, if any
 }
 
 // localQueues are a session's local queues that some goroutine is using; a
@@ -63,7 +63,7 @@ func localsOf(sess znode.Session) *localQueues {
 	}).(*localQueues)
 }
 
-// giveLocked gives the next turn, if one is free and no node is being
+// giveLocked gives the next pass, if one is free and no node is being
 // created.
 func (q *localQueue) giveLocked() {
 	if q.free == 0 || q.creating != nil || len(q.waiting) == 0 {
@@ -75,9 +75,9 @@ func (q *localQueue) giveLocked() {
 	close(q.creating)
 }
 
-// join puts the calling goroutine in line for a turn on the lock and
-// returns a channel that is closed when the turn comes. If wait is false and
-// the turn does not come at once, it leaves and returns nil.
+// join puts the calling goroutine in line for a pass on the lock and
+// returns a channel that is closed when the pass comes. If wait is false and
+// the pass does not come at once, it leaves and returns nil.
 func (locals *localQueues) join(k localKey, wait bool) <-chan struct{} {
 	locals.Lock()
 	defer locals.Unlock()
@@ -86,10 +86,10 @@ func (locals *localQueues) join(k localKey, wait bool) <-chan struct{} {
 		q = &localQueue{free: localInZK}
 		locals.m[k] = q
 	}
-	turn := make(chan struct{})
-	q.waiting = append(q.waiting, turn)
+	pass := make(chan struct{})
+	q.waiting = append(q.waiting, pass)
 	q.giveLocked()
-	if q.creating != turn && !wait {
+	if q.creating != pass && !wait {
 		q.waiting = q.waiting[:len(q.waiting)-1]
 		if q.users == 0 {
 			delete(locals.m, k)
@@ -97,34 +97,34 @@ func (locals *localQueues) join(k localKey, wait bool) <-chan struct{} {
 		return nil
 	}
 	q.users++
-	return turn
+	return pass
 }
 
-// created records that the goroutine of turn has created its node (or
-// failed to): the next turn may be given. Calls after the first do nothing.
-func (locals *localQueues) created(k localKey, turn <-chan struct{}) {
+// created records that the goroutine of pass has created its node (or
+// failed to): the next pass may be given. Calls after the first do nothing.
+func (locals *localQueues) created(k localKey, pass <-chan struct{}) {
 	locals.Lock()
 	defer locals.Unlock()
-	if q := locals.m[k]; q != nil && q.creating == turn {
+	if q := locals.m[k]; q != nil && q.creating == pass {
 		q.creating = nil
 		q.giveLocked()
 	}
 }
 
 // leave takes the calling goroutine out of the queue, handing on its
-// turn if it had one.
-func (locals *localQueues) leave(k localKey, turn <-chan struct{}) {
+// pass if it had one.
+func (locals *localQueues) leave(k localKey, pass <-chan struct{}) {
 	locals.Lock()
 	defer locals.Unlock()
 	q := locals.m[k]
 	select {
-	case <-turn:
+	case <-pass:
 		q.free++
-		if q.creating == turn {
+		if q.creating == pass {
 			q.creating = nil
 		}
 	default:
-		q.waiting = slices.DeleteFunc(q.waiting, func(c chan struct{}) bool { return c == turn })
+		q.waiting = slices.DeleteFunc(q.waiting, func(c chan struct{}) bool { return c == pass })
 	}
 	q.giveLocked()
 	if q.users--; q.users == 0 {
@@ -132,35 +132,35 @@ func (locals *localQueues) leave(k localKey, turn <-chan struct{}) {
 	}
 }
 
-// inLocalTurn runs take once this goroutine's local turn has come (at once
-// for a TryAcquire, which gives up with errBusy if the turn does not come at
-// once). take calls created when its node is created, or when it has given
-// up creating one; it may call it again (after a requeue), and only the
-// first call counts. The turn is handed on when the Hold take returns ends, or at
-// once if take fails.
-func inLocalTurn(ctx context.Context, sess znode.Session, spec Spec, wait bool, take func(created func()) (*Hold, error)) (*Hold, error) {
+// queueLocally runs take once this goroutine's pass has come: at once, or,
+// for an Acquire that does not wait, not at all (errBusy). take calls
+// created when its node is created, or when it has given up creating one;
+// it may call it again (after a requeue), and only the first call counts.
+// The pass is handed on when the Turn take returns ends, or at once if take
+// fails.
+func queueLocally(ctx context.Context, sess znode.Session, spec Spec, wait bool, take func(created func()) (*Turn, error)) (*Turn, error) {
 	locals, k := localsOf(sess), localKey{dir: spec.Dir, prefix: spec.Prefix}
-	turn := locals.join(k, wait)
-	if turn == nil {
+	pass := locals.join(k, wait)
+	if pass == nil {
 		return nil, errBusy
 	}
 	select {
-	case <-turn:
+	case <-pass:
 	default:
 		queued(ctx) // others of this session are ahead
 	}
 	select {
-	case <-turn:
+	case <-pass:
 	case <-ctx.Done():
-		locals.leave(k, turn) // hands on a turn that came meanwhile
+		locals.leave(k, pass) // hands on a pass that came meanwhile
 		return nil, znode.CtxErr(ctx)
 	}
-	h, err := take(func() { locals.created(k, turn) })
+	h, err := take(func() { locals.created(k, pass) })
 	if err != nil {
-		locals.leave(k, turn)
+		locals.leave(k, pass)
 		return nil, err
 	}
-	h.OnEnd(func(error) { locals.leave(k, turn) })
+	h.OnEnd(func(error) { locals.leave(k, pass) })
 	return h, nil
 }
 

@@ -31,7 +31,7 @@ import (
 //   - W's holder, releasing: W was then the lowest node, and no node can
 //     come before it later (sequence numbers grow; a read/write lock's
 //     downgrade puts a read node at W's place, but W's release then
-//     writes no mark: Hold.Unmarked). So once W is gone, nothing is ahead
+//     writes no mark: Turn.Unmarked). So once W is gone, nothing is ahead
 //     of X: nodes created after X's listing come after X.
 //   - a waiter that never saw it, in a later transaction (see below). That
 //     must not mislead anyone: it is written only by a waiter Y whose node
@@ -174,7 +174,7 @@ func (m *markWatch) fired() bool {
 	}
 }
 
-// ownMark returns the marks a hold of our node at path writes when it is
+// ownMark returns the marks a turn of our node at path writes when it is
 // released: owed, those its wait left it to write, and, if the spec marks,
 // its own.
 func (s Spec) ownMark(owed []string, path string) []string {
@@ -185,7 +185,7 @@ func (s Spec) ownMark(owed []string, path string) []string {
 }
 
 // followed reports whether a listing that shows our node holding shows a
-// node after it. If not, the hold needs no mark of its own: a waiter that
+// node after it. If not, the turn needs no mark of its own: a waiter that
 // lists later finds our node first, so it is second in line, or waits for
 // another node, and never watches our mark; unless it is a Write node (Spec.relists),
 // whose waiter second in line needs the mark all the same.

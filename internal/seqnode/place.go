@@ -8,13 +8,13 @@ import (
 // the node to watch ("" for the directory), any others to watch with it
 // (Spec.WaitAll), and whether we hold once they are gone.
 type place struct {
-	holds      bool
-	missing    bool     // our node is not in the listing
-	watch      string   // name of the node to watch
-	also       []string // names of the other nodes to watch, with WaitAll
-	all        bool     // WaitAll named them: we hold once all are gone, with no read
-	ofOurKind  bool     // watch has our lock name: a release of its may be marked
-	holdsAfter bool     // the predicate says we hold once watch (and also) are gone
+	turn      bool
+	missing   bool     // our node is not in the listing
+	watch     string   // name of the node to watch
+	also      []string // names of the other nodes to watch, with WaitAll
+	all       bool     // WaitAll named them: we hold once all are gone, with no read
+	ofOurKind bool     // watch has our lock name: a release of its may be marked
+	turnAfter bool     // the predicate says we hold once watch (and also) are gone
 }
 
 // MaxWaitAll bounds the nodes a waiter watches at once (Spec.WaitAll), and
@@ -27,10 +27,10 @@ func (s Spec) place(nodes []Node, name string) place {
 	if ours < 0 {
 		return place{missing: true}
 	}
-	holds, w := s.Holds(nodes, ours)
+	holds, w := s.Predicate(nodes, ours)
 	switch {
 	case holds:
-		return place{holds: true}
+		return place{turn: true}
 	case w == WatchDir:
 		return place{}
 	}
@@ -38,7 +38,7 @@ func (s Spec) place(nodes []Node, name string) place {
 		return p
 	}
 	p := place{watch: nodes[w].Name, ofOurKind: nodes[w].Prefix == s.Prefix}
-	p.holdsAfter = s.holdsWithout(nodes, ours, w)
+	p.turnAfter = s.turnWithout(nodes, ours, w)
 	return p
 }
 
@@ -49,19 +49,19 @@ func (s Spec) placeAll(nodes []Node, ours int) (place, bool) {
 		return place{}, false
 	}
 	all := s.WaitAll(nodes, ours)
-	if len(all) == 0 || len(all) > MaxWaitAll || slices.Contains(all, ours) || !s.holdsWithout(nodes, ours, all...) {
+	if len(all) == 0 || len(all) > MaxWaitAll || slices.Contains(all, ours) || !s.turnWithout(nodes, ours, all...) {
 		return place{}, false
 	}
-	p := place{watch: nodes[all[0]].Name, all: true, holdsAfter: true}
+	p := place{watch: nodes[all[0]].Name, all: true, turnAfter: true}
 	for _, i := range all[1:] {
 		p.also = append(p.also, nodes[i].Name)
 	}
 	return p, true
 }
 
-// holdsWithout reports whether the predicate says our node, at index ours
+// turnWithout reports whether the predicate says our node, at index ours
 // in nodes, holds once the nodes at the indexes gone are removed.
-func (s Spec) holdsWithout(nodes []Node, ours int, gone ...int) bool {
+func (s Spec) turnWithout(nodes []Node, ours int, gone ...int) bool {
 	rest := make([]Node, 0, len(nodes))
 	at := -1
 	for i, n := range nodes {
@@ -73,6 +73,6 @@ func (s Spec) holdsWithout(nodes []Node, ours int, gone ...int) bool {
 		}
 		rest = append(rest, n)
 	}
-	holds, _ := s.Holds(rest, at)
+	holds, _ := s.Predicate(rest, at)
 	return holds
 }

@@ -16,10 +16,10 @@ func TestPlace(t *testing.T) {
 		}
 		return out
 	}
-	mutex := Spec{Prefix: "lock-", Holds: FirstN(1)}
-	two := Spec{Prefix: "lock-", Holds: FirstN(2)}
-	lease := Spec{Prefix: "lease-", Holds: AtMost(2)}
-	rwWriter := Spec{Prefix: "__WRIT__", Holds: FirstN(1)}
+	mutex := Spec{Prefix: "lock-", Predicate: FirstN(1)}
+	two := Spec{Prefix: "lock-", Predicate: FirstN(2)}
+	lease := Spec{Prefix: "lease-", Predicate: AtMost(2)}
+	rwWriter := Spec{Prefix: "__WRIT__", Predicate: FirstN(1)}
 	kinds := func(n ...string) []Node {
 		out := names(n...)
 		for i := range out {
@@ -53,17 +53,17 @@ func TestPlace(t *testing.T) {
 		nodes []Node
 		want  place
 	}{
-		{"mutex, first", mutex, names("me", "b"), place{holds: true}},
-		{"mutex, second: holds once the holder goes", mutex, names("a", "me", "c"), place{watch: "a", ofOurKind: true, holdsAfter: true}},
+		{"mutex, first", mutex, names("me", "b"), place{turn: true}},
+		{"mutex, second: holds once the holder goes", mutex, names("a", "me", "c"), place{watch: "a", ofOurKind: true, turnAfter: true}},
 		{"mutex, third: another is ahead", mutex, names("a", "b", "me"), place{watch: "b", ofOurKind: true}},
 		{"gone from the listing", mutex, names("a", "b"), place{missing: true}},
-		{"first two hold", two, names("a", "me"), place{holds: true}},
-		{"third of FirstN(2)", two, names("a", "b", "me"), place{watch: "a", ofOurKind: true, holdsAfter: true}},
+		{"first two hold", two, names("a", "me"), place{turn: true}},
+		{"third of FirstN(2)", two, names("a", "b", "me"), place{watch: "a", ofOurKind: true, turnAfter: true}},
 		{"fourth of FirstN(2)", two, names("a", "b", "c", "me"), place{watch: "b", ofOurKind: true}},
-		{"a node of another kind is not marked", rwWriter, kinds("r", "me"), place{watch: "r", holdsAfter: true}},
-		{"wait for all: every node named", all, names("a", "b", "c", "me"), place{watch: "c", also: []string{"b", "a"}, all: true, holdsAfter: true}},
+		{"a node of another kind is not marked", rwWriter, kinds("r", "me"), place{watch: "r", turnAfter: true}},
+		{"wait for all: every node named", all, names("a", "b", "c", "me"), place{watch: "c", also: []string{"b", "a"}, all: true, turnAfter: true}},
 		{"wait for all: too many to watch", all, names(many...), place{watch: many[len(many)-2], ofOurKind: true}},
-		{"wait for all: not named, as Holds says", all, names("a", "me"), place{watch: "a", ofOurKind: true, holdsAfter: true}},
+		{"wait for all: not named, as Holds says", all, names("a", "me"), place{watch: "a", ofOurKind: true, turnAfter: true}},
 		{"lease over the maximum watches the directory", lease, names("a", "b", "me"), place{}},
 	} {
 		assert.Equal(t, c.want, c.spec.place(c.nodes, "me"), c.name)
@@ -71,8 +71,8 @@ func TestPlace(t *testing.T) {
 }
 
 func TestTokenFromListing(t *testing.T) {
-	mutex := Spec{Prefix: "lock-", Holds: FirstN(1)}
-	rw := Spec{Prefix: "__READ__", Siblings: []string{"__READ__", "__WRIT__"}, Holds: FirstN(1)}
+	mutex := Spec{Prefix: "lock-", Predicate: FirstN(1)}
+	rw := Spec{Prefix: "__READ__", Siblings: []string{"__READ__", "__WRIT__"}, Predicate: FirstN(1)}
 	downgrade := rw
 	downgrade.Sequence = "0000000007"
 	node := func(name, prefix string, seq int32) Node {

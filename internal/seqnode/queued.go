@@ -12,7 +12,7 @@ import (
 // ahead of it. So the caller puts a function in the acquisition's context
 // (WithQueued), and the engine calls it once the acquisition has its place
 // in line and the lock is not its own yet: in await, when the first listing
-// shows others ahead of our node, which exists by then; in inLocalTurn, when
+// shows others ahead of our node, which exists by then; in queueLocally, when
 // other goroutines of the session are ahead in the process.
 
 // queuedKey carries, in a context, the function that WithQueued put there.
@@ -33,7 +33,7 @@ func WithQueued(ctx context.Context, queued func()) context.Context {
 }
 
 // WithoutQueued returns ctx without the function WithQueued put there, if
-// it carries one: a Hold's work is no acquisition.
+// it carries one: a locks.Hold's work is no acquisition.
 func WithoutQueued(ctx context.Context) context.Context {
 	if f, _ := ctx.Value(queuedKey{}).(func()); f == nil {
 		return ctx

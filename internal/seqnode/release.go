@@ -11,17 +11,17 @@ import (
 )
 
 // Release deletes our node, retrying across connection loss until ZooKeeper
-// confirms it is gone, and ends the hold. If ctx ends first, the session
+// confirms it is gone, and ends the turn. If ctx ends first, the session
 // finishes the delete in the background and Release returns ctx's cause.
 //
-// If the hold had been lost (noticed or not: the node was already gone when
-// the delete reached it, or the session has ended), the hold ends with the
+// If the turn had been lost (noticed or not: the node was already gone when
+// the delete reached it, or the session has ended), the turn ends with the
 // loss, not with ErrReleased, and Release returns it: once Release has begun
 // the watcher reports nothing (the events it sees may be the delete's own
 // doing), so the delete's answer is the last word on the node. The delete is
 // sent first and the watcher stopped after, so that a hand-off does not wait
 // for the watcher (or a read of our node it has in flight) to end.
-func (h *Hold) Release(ctx context.Context) error {
+func (h *Turn) Release(ctx context.Context) error {
 	h.mu.Lock()
 	h.releasing = true
 	h.mu.Unlock()
@@ -49,7 +49,7 @@ func (h *Hold) Release(ctx context.Context) error {
 // already: deleted by someone else, or with the session. Only the first
 // try's "no node" proves that; after a retry it may be our own delete,
 // applied before its reply was lost.
-func (h *Hold) delete(ctx context.Context) error {
+func (h *Turn) delete(ctx context.Context) error {
 	h.mu.Lock()
 	marks := h.marks
 	h.mu.Unlock()

@@ -3,7 +3,7 @@ package seqnode
 import "sync"
 
 // A signal happens once: its channel closes, and the callbacks registered
-// before it run, with the value it happened with. A Hold has two: its end
+// before it run, with the value it happened with. A Turn has two: its end
 // (with the error it ended with) and the first revocation request.
 type signal[T any] struct {
 	ch chan struct{} // closed when the signal happens

@@ -3,13 +3,13 @@ package seqnode
 // Spec describes one kind of lock node: where it goes, what it is (Shape),
 // and the rule it holds by (Holds).
 type Spec struct {
-	Dir      string    // directory holding the lock nodes; created as containers
-	Top      string    // the recipe's own path: Dir or one above it; "" for Dir (see znode.ACLs)
-	Prefix   string    // lock name of our node: "lock-", "__READ__", "__WRIT__", "lease-"
-	Siblings []string  // lock names that order the directory; default {Prefix}
-	Data     []byte    // our node's data
-	Shape    Shape     // what the node is: how it waits, and what its release tells
-	Holds    Predicate // whether we hold, and whom to watch if not
+	Dir       string    // directory holding the lock nodes; created as containers
+	Top       string    // the recipe's own path: Dir or one above it; "" for Dir (see znode.ACLs)
+	Prefix    string    // lock name of our node: "lock-", "__READ__", "__WRIT__", "lease-"
+	Siblings  []string  // lock names that order the directory; default {Prefix}
+	Data      []byte    // our node's data
+	Shape     Shape     // what the node is: how it waits, and what its release tells
+	Predicate Predicate // whether we hold, and whom to watch if not
 
 	// The rest is for one recipe each.
 
@@ -34,7 +34,7 @@ type Spec struct {
 	// its read lock): Sequence, put after the lock name instead of the one
 	// ZooKeeper appends, puts the read node at the write node's place in
 	// the queue (Curator 5.5's CURATOR-621 fix); Token keeps the write
-	// hold's token, so that a writer queued before the downgrade, which
+	// turn's token, so that a writer queued before the downgrade, which
 	// holds after it, has a larger one.
 	Sequence string
 	Token    int64
@@ -83,7 +83,7 @@ const (
 // marks reports whether a release of this node marks it (marks.go): only
 // for a lock whose every hold is of the lowest node of its directory (an
 // Exclusive or Gate node, a Write node whose release writes no mark once
-// it downgraded: Hold.Unmarked).
+// it downgraded: Turn.Unmarked).
 func (s Spec) marks() bool { return s.Shape == Exclusive || s.Shape == Gate || s.Shape == Write }
 
 // relists reports whether a waiter reads the children again whenever the
@@ -91,7 +91,7 @@ func (s Spec) marks() bool { return s.Shape == Exclusive || s.Shape == Gate || s
 // knows: only where a node can appear ahead of a queued one (Write).
 func (s Spec) relists() bool { return s.Shape == Write }
 
-// bare reports whether the hold is one only its recipe uses (Gate): no
+// bare reports whether the turn is one only its recipe uses (Gate): no
 // fencing token, no watch but the session's.
 func (s Spec) bare() bool { return s.Shape == Gate }
 

@@ -14,7 +14,7 @@ import (
 // await lists the directory and waits until the predicate says we hold.
 //
 // The first listing also watches the directory: when we hold at once (the
-// uncontended case) that watch is all the hold needs, so taking a free lock
+// uncontended case) that watch is all the turn needs, so taking a free lock
 // costs a create and a listing. A waiter watches the one node the predicate
 // names and, in the same round trip, its own node.
 //
@@ -27,7 +27,7 @@ import (
 // (others were ahead too, or a node may come ahead of ours: Write) we hold with no read
 // if the release marked the node (marks.go), and read the children once
 // more if not. Either way a waiter's memory does not grow with the queue.
-func await(ctx context.Context, sess znode.Session, spec Spec, path string, dir watchedListing, at place, marks *[]string) (_ *Hold, err error) {
+func await(ctx context.Context, sess znode.Session, spec Spec, path string, dir watchedListing, at place, marks *[]string) (_ *Turn, err error) {
 	w := newWaiter(sess, spec, path, dir, at, marks)
 	defer func() {
 		if err != nil && !errors.Is(err, errRequeue) {
@@ -38,8 +38,8 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, dir 
 		switch {
 		case w.at.missing:
 			return nil, errRequeue
-		case w.at.holds:
-			return w.hold(), nil
+		case w.at.turn:
+			return w.turn(), nil
 		case w.at.watch == "":
 			err = w.waitDir(ctx)
 		default:
@@ -90,16 +90,16 @@ func (w *waiter) placeBy(nodes []Node) {
 	w.at, w.behind = w.spec.place(nodes, w.name), followed(nodes, w.name)
 }
 
-// hold is the Hold of our node, which its place says holds.
-func (w *waiter) hold() *Hold {
-	var h *Hold
+// turn is the Turn of our node, which its place says holds.
+func (w *waiter) turn() *Turn {
+	var h *Turn
 	switch {
 	case w.own != nil && w.spec.bare():
-		h = bareHold(w.sess, w.path)
+		h = bareTurn(w.sess, w.path)
 	case w.own != nil:
-		h = ownHold(w.sess, w.path, w.own, w.revoked)
+		h = ownTurn(w.sess, w.path, w.own, w.revoked)
 	default:
-		h = w.dir.hold(w.sess, w.spec, w.path, w.token)
+		h = w.dir.turn(w.sess, w.spec, w.path, w.token)
 		if !w.behind && !w.spec.relists() {
 			h.marks = *w.marks
 			return h
@@ -109,7 +109,7 @@ func (w *waiter) hold() *Hold {
 	return h
 }
 
-// giveUp, when the wait ends without a hold while our node may still
+// giveUp, when the wait ends without a turn while our node may still
 // exist, owes the mark of the node we waited for: ours to write when our
 // node is deleted (marks.go).
 func (w *waiter) giveUp() {
@@ -151,7 +151,7 @@ func (w *waiter) waitAhead(ctx context.Context) error {
 	// A mark spares a read where the deletion alone does not say we
 	// hold: others were ahead too, or a node may come ahead of ours
 	// (Write). Only nodes of our own kind are marked.
-	needMark := !w.at.holdsAfter || (w.spec.relists() && !w.at.all)
+	needMark := !w.at.turnAfter || (w.spec.relists() && !w.at.all)
 	if w.spec.marks() && needMark && w.at.ofOurKind && countsDisconnects(w.sess) && (w.mark == nil || w.mark.path != MarkOf(target)) {
 		w.mark = &markWatch{path: MarkOf(target)}
 	}
@@ -181,13 +181,13 @@ func (w *waiter) afterGone(ctx context.Context) error {
 		w.spec.owe(w.path, w.sess.ACL(), w.marks, w.mark.path) // never written: ours to write
 	}
 	w.mark = nil
-	if trusted && ((w.at.holdsAfter && (!w.spec.relists() || w.at.all)) || marked) {
+	if trusted && ((w.at.turnAfter && (!w.spec.relists() || w.at.all)) || marked) {
 		if err := w.own.settle(ctx, w.sess, w.path); err != nil {
 			return err
 		}
 		w.revoked = w.revoked || w.own.revokes()
 		// Others may have queued behind us while we waited.
-		w.at, w.behind = place{holds: true}, true
+		w.at, w.behind = place{turn: true}, true
 		return nil
 	}
 	if !trusted && countsDisconnects(w.sess) {
@@ -224,7 +224,7 @@ func (w *waiter) waitFor(ctx context.Context, target string, also []string) (boo
 			case gone:
 				ev = nil
 			default:
-				if ev, err = watchNode(ctx, w.sess, w.spec, t, w.at.holdsAfter); err != nil {
+				if ev, err = watchNode(ctx, w.sess, w.spec, t, w.at.turnAfter); err != nil {
 					return false, err
 				}
 			}
@@ -239,7 +239,7 @@ func (w *waiter) waitFor(ctx context.Context, target string, also []string) (boo
 // already). If we hold once they are gone and one is our session's, the
 // session's telemetry says so (waitsForOwnSession).
 func (w *waiter) watch(ctx context.Context, target string, also []string) (<-chan zk.Event, []<-chan zk.Event, error) {
-	blocks := w.at.holdsAfter
+	blocks := w.at.turnAfter
 	var ownc chan ownWatch
 	// A bare waiter (a semaphore's gate) watches its own node only to
 	// trust a mark, which it watches only when others are ahead and the
@@ -359,7 +359,7 @@ func watchNode(ctx context.Context, sess znode.Session, spec Spec, target string
 
 // waitsForOwnSession says, through the session's telemetry, that a waiter
 // waits for a node of its own session: Go has no goroutine identity, so a
-// nested Lock re-enters only when given its hold's Context, and one given
+// nested Lock re-enters only when given its turn's Context, and one given
 // the outer acquire's context (as Curator's per-thread reentrancy would
 // let it) waits for itself, forever without a deadline.
 func waitsForOwnSession(ctx context.Context, sess znode.Session, spec Spec, target string) {

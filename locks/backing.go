@@ -15,10 +15,10 @@ import (
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// held is what a Hold holds: one node of the engine's (nodeHold), or a
-// multi-lock's members (multiHold). Hold's methods that differ between
+// backing is what a Hold rests on: one engine turn (nodeBacking), or a
+// multi-lock's members (membersBacking). Hold's methods that differ between
 // the two ask it.
-type held interface {
+type backing interface {
 	node() string                       // Hold.Node
 	token() int64                       // Hold.Token
 	members() []*Hold                   // Hold.Members: a copy
@@ -34,41 +34,43 @@ type held interface {
 	release(ctx context.Context, h *Hold) error
 }
 
-// A nodeHold is one node of the engine's, in sess.
-type nodeHold struct {
+// A nodeBacking is one engine turn, in sess.
+type nodeBacking struct {
 	sess *recipes.Session
-	n    *seqnode.Hold
+	turn *seqnode.Turn
 }
 
-func (o nodeHold) node() string                       { return zpath.Outside(o.sess.Chroot(), o.n.Path()) }
-func (o nodeHold) token() int64                       { return o.n.Token() }
-func (o nodeHold) members() []*Hold                   { return nil }
-func (o nodeHold) guard() []*zk.CheckVersionRequest   { return []*zk.CheckVersionRequest{o.n.Guard()} }
-func (o nodeHold) session() (*recipes.Session, error) { return o.sess, nil }
-func (o nodeHold) revoked() <-chan struct{}           { return o.n.Revoked() }
-func (o nodeHold) whenRevoked(f func())               { o.n.OnRevoke(f) }
-func (o nodeHold) releasing()                         {}
+func (o nodeBacking) node() string     { return zpath.Outside(o.sess.Chroot(), o.turn.Path()) }
+func (o nodeBacking) token() int64     { return o.turn.Token() }
+func (o nodeBacking) members() []*Hold { return nil }
+func (o nodeBacking) guard() []*zk.CheckVersionRequest {
+	return []*zk.CheckVersionRequest{o.turn.Guard()}
+}
+func (o nodeBacking) session() (*recipes.Session, error) { return o.sess, nil }
+func (o nodeBacking) revoked() <-chan struct{}           { return o.turn.Revoked() }
+func (o nodeBacking) whenRevoked(f func())               { o.turn.OnRevoke(f) }
+func (o nodeBacking) releasing()                         {}
 
-// lost is the session's loss, which the engine hold may not have heard of
+// lost is the session's loss, which the engine's turn may not have heard of
 // yet: a process paused past the session's deadline learns of it here.
-func (o nodeHold) lost() error {
+func (o nodeBacking) lost() error {
 	if err := o.sess.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrLockLost, err)
 	}
 	return nil
 }
 
-// release deletes the node; the engine ends the hold, which cancels h's
-// context.
-func (o nodeHold) release(ctx context.Context, h *Hold) error {
-	if err := o.n.Release(ctx); err != nil {
+// release deletes the node; the engine ends the turn, which ends h and
+// cancels its context.
+func (o nodeBacking) release(ctx context.Context, h *Hold) error {
+	if err := o.turn.Release(ctx); err != nil {
 		return fmt.Errorf("release %s: %w", h.path, err)
 	}
 	return nil
 }
 
-// A multiHold is a multi-lock's members, in the order they were taken.
-type multiHold struct {
+// A membersBacking is a multi-lock's members, in the order they were taken.
+type membersBacking struct {
 	all    []*Hold
 	ending atomic.Bool // the outermost Release has begun: a member's end is not a loss
 
@@ -77,15 +79,15 @@ type multiHold struct {
 	revokes sync.Once     // closes merged
 }
 
-func (m *multiHold) node() string     { return "" }
-func (m *multiHold) members() []*Hold { return slices.Clone(m.all) }
-func (m *multiHold) releasing()       { m.ending.Store(true) }
+func (m *membersBacking) node() string     { return "" }
+func (m *membersBacking) members() []*Hold { return slices.Clone(m.all) }
+func (m *membersBacking) releasing()       { m.ending.Store(true) }
 
 // token is 0: no one number fences every member (see Hold.Token).
-func (m *multiHold) token() int64 { return 0 }
+func (m *membersBacking) token() int64 { return 0 }
 
 // guard checks every member.
-func (m *multiHold) guard() []*zk.CheckVersionRequest {
+func (m *membersBacking) guard() []*zk.CheckVersionRequest {
 	var gs []*zk.CheckVersionRequest
 	for _, h := range m.all {
 		gs = append(gs, h.Guard()...)
@@ -95,10 +97,10 @@ func (m *multiHold) guard() []*zk.CheckVersionRequest {
 
 // session is the members' one session; members in different sessions have
 // none.
-func (m *multiHold) session() (*recipes.Session, error) {
+func (m *membersBacking) session() (*recipes.Session, error) {
 	var sess *recipes.Session
 	for _, h := range m.all {
-		s, err := h.held.session()
+		s, err := h.backing.session()
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +113,7 @@ func (m *multiHold) session() (*recipes.Session, error) {
 }
 
 // revoked is closed at the first revocation request to any member.
-func (m *multiHold) revoked() <-chan struct{} {
+func (m *membersBacking) revoked() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.merged == nil {
@@ -121,14 +123,14 @@ func (m *multiHold) revoked() <-chan struct{} {
 	return m.merged
 }
 
-func (m *multiHold) whenRevoked(f func()) {
+func (m *membersBacking) whenRevoked(f func()) {
 	for _, h := range m.all {
-		h.held.whenRevoked(f)
+		h.backing.whenRevoked(f)
 	}
 }
 
 // lost is the first member's loss.
-func (m *multiHold) lost() error {
+func (m *membersBacking) lost() error {
 	for _, h := range m.all {
 		if err := h.Err(); err != nil {
 			return err
@@ -139,7 +141,7 @@ func (m *multiHold) lost() error {
 
 // release releases the members, last first, and ends h: lost if a member
 // was.
-func (m *multiHold) release(ctx context.Context, h *Hold) error {
+func (m *membersBacking) release(ctx context.Context, h *Hold) error {
 	err := releaseAll(ctx, m.all)
 	if errors.Is(err, ErrLockLost) {
 		h.end(err)
@@ -149,11 +151,11 @@ func (m *multiHold) release(ctx context.Context, h *Hold) error {
 	return err
 }
 
-// engine is the engine's hold of a Hold of one node; nil for a
+// turn is the turn's hold of a Hold of one node; nil for a
 // multi-lock's.
-func (h *Hold) engine() *seqnode.Hold {
-	if o, ok := h.held.(nodeHold); ok {
-		return o.n
+func (h *Hold) turn() *seqnode.Turn {
+	if o, ok := h.backing.(nodeBacking); ok {
+		return o.turn
 	}
 	return nil
 }

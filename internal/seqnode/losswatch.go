@@ -11,24 +11,24 @@ import (
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
-func (h *Hold) lost(cause error) {
+func (h *Turn) lost(cause error) {
 	h.end(fmt.Errorf("%w: %w", ErrLost, cause))
 }
 
-// lostUnlessReleasing ends the hold as lost, unless Release has begun: then
-// the delete's answer says how the hold ended (the event may be that
+// lostUnlessReleasing ends the turn as lost, unless Release has begun: then
+// the delete's answer says how the turn ended (the event may be that
 // delete's own doing).
-func (h *Hold) lostUnlessReleasing(cause error) {
+func (h *Turn) lostUnlessReleasing(cause error) {
 	if !h.isReleasing() {
 		h.lost(cause)
 	}
 }
 
-// lostUnlessReleased ends the hold as lost when the session ends, unless
+// lostUnlessReleased ends the turn as lost when the session ends, unless
 // Release's delete was confirmed first: a session's end is never that
 // delete's doing, and a Release whose delete waits on a dead connection must
-// not keep the hold's end from its holder.
-func (h *Hold) lostUnlessReleased(cause error) {
+// not keep the turn's end from its holder.
+func (h *Turn) lostUnlessReleased(cause error) {
 	h.mu.Lock()
 	released := h.released
 	h.mu.Unlock()
@@ -37,14 +37,14 @@ func (h *Hold) lostUnlessReleased(cause error) {
 	}
 }
 
-func (h *Hold) isReleasing() bool {
+func (h *Turn) isReleasing() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.releasing
 }
 
-// watch follows our node until the hold is released or lost.
-func (h *Hold) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool) {
+// watch follows our node until the turn is released or lost.
+func (h *Turn) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool) {
 	defer h.wg.Done()
 	arm := h.arm
 	if dataWatch {
@@ -82,10 +82,10 @@ func (h *Hold) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool
 
 // rewatch runs watchData on a goroutine of its own and waits for it, or for
 // the session's end: the read may wait on a dead connection (a borrowed one,
-// until go-zookeeper gives up) when the session ends, and the hold must end
-// then all the same. The watcher is a hold's only goroutine otherwise: one
-// per hold, not two, is measurably faster under contention.
-func (h *Hold) rewatch(ctx context.Context) (<-chan zk.Event, bool) {
+// until go-zookeeper gives up) when the session ends, and the turn must end
+// then all the same. The watcher is a turn's only goroutine otherwise: one
+// per turn, not two, is measurably faster under contention.
+func (h *Turn) rewatch(ctx context.Context) (<-chan zk.Event, bool) {
 	type read struct {
 		events <-chan zk.Event
 		ok     bool
@@ -105,7 +105,7 @@ func (h *Hold) rewatch(ctx context.Context) (<-chan zk.Event, bool) {
 }
 
 // watchData reads our node with a data watch; false means the watcher is done.
-func (h *Hold) watchData(ctx context.Context) (<-chan zk.Event, bool) {
+func (h *Turn) watchData(ctx context.Context) (<-chan zk.Event, bool) {
 	own := watchOwn(ctx, h.sess, h.path)
 	switch {
 	case ctx.Err() != nil:
@@ -119,7 +119,7 @@ func (h *Hold) watchData(ctx context.Context) (<-chan zk.Event, bool) {
 	}
 	// A token known already stays: the listing that showed we hold may
 	// have proved a later zxid than our node's creation (tokenFromListing),
-	// and a hold's token never changes while it lasts.
+	// and a turn's token never changes while it lasts.
 	h.setTokenIfUnknown(own.stat.Czxid)
 	if bytes.Equal(own.data, RevokeData) {
 		h.revoke()
