@@ -151,7 +151,7 @@ func (m *membersBacking) release(ctx context.Context, h *Hold) error {
 	return err
 }
 
-// turn is the turn's hold of a Hold of one node; nil for a
+// turn is the engine's turn of a Hold of one node; nil for a
 // multi-lock's.
 func (h *Hold) turn() *seqnode.Turn {
 	if o, ok := h.backing.(nodeBacking); ok {

@@ -79,13 +79,13 @@ func (rw *RWMutex) spec(prefix string, holds seqnode.Predicate) seqnode.Spec {
 		shape = seqnode.Write
 	}
 	return seqnode.Spec{
-		Dir:      rw.at.Dir,
-		Prefix:   prefix,
-		Siblings: []string{readLockName, writeLockName},
-		Data:     rw.at.Data,
-		Shape:    shape,
-		Predicate:    holds,
-		Refuse:   refuseOthers(rw.at.Dir, layout.RWLock),
+		Dir:       rw.at.Dir,
+		Prefix:    prefix,
+		Siblings:  []string{readLockName, writeLockName},
+		Data:      rw.at.Data,
+		Shape:     shape,
+		Predicate: holds,
+		Refuse:    refuseOthers(rw.at.Dir, layout.RWLock),
 	}
 }
 

@@ -115,11 +115,11 @@ func take(ctx context.Context, sess znode.Session, spec Spec, path string, first
 		return nil, err
 	}
 	name := zpath.Base(path)
-	switch at := spec.place(dir.nodes, name); {
+	switch at := spec.locate(dir.nodes, name); {
 	case at.missing:
 		return nil, errRequeue
 	case at.turn:
-		h := dir.turn(sess, spec, path, 0)
+		h := dir.newTurn(sess, spec, path, 0)
 		if spec.relists() || followed(dir.nodes, name) {
 			h.marks = spec.ownMark(nil, path)
 		}

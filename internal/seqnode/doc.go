@@ -10,22 +10,22 @@
 // One line per step, caller first; file names are this package's unless a
 // package is named. The lock is free, so the first listing says we hold.
 //
-//	locks.Mutex.Lock      locks/mutex.go    refuses a nil ctx, then acquire
-//	locks.acquire         locks/acquire.go  re-enters a hold ctx carries (reenter), else:
-//	Acquire               acquire.go        an Exclusive or Gate node queues in the process first
-//	queueLocally          local.go          the session's queue for this lock: the pass comes at once
-//	acquire               acquire.go        the loop: create, take the turn, check the token and the session
-//	createListed          create.go         the listing goes out behind the create (znode.AfterWrite)
-//	create                create.go         the protected ephemeral sequential create (znode.Create)
-//	take                  acquire.go        reads the first listing and places our node
-//	rawListing.interpret  listing.go        refuses another recipe's directory, sorts, proves the token
-//	Spec.place            place.go          the Predicate decides: our turn
-//	watchedListing.turn   listing.go        the Turn, watching the directory through that listing
-//	locks.newHold         locks/hold.go     the hold: its Context, its telemetry
+//	locks.Mutex.Lock       locks/mutex.go    refuses a nil ctx, then acquire
+//	locks.acquire          locks/acquire.go  re-enters a hold ctx carries (reenter), else:
+//	Acquire                acquire.go        an Exclusive or Gate node queues in the process first
+//	queueLocally           local.go          the session's queue for this lock: the pass comes at once
+//	acquire                acquire.go        the loop: create, take the turn, check the token and the session
+//	createListed           create.go         the listing goes out behind the create (znode.AfterWrite)
+//	create                 create.go         the protected ephemeral sequential create (znode.Create)
+//	take                   acquire.go        reads the first listing and places our node
+//	rawListing.interpret   listing.go        refuses another recipe's directory, sorts, proves the token
+//	Spec.locate            place.go          the Predicate decides: our turn
+//	watchedListing.newTurn listing.go        the Turn, watching the directory through that listing
+//	locks.newHold          locks/hold.go     the hold: its Context, its telemetry
 //
-//	locks.Hold.Release    locks/hold.go     the outermost Release lets go
-//	Turn.Release          release.go        deletes our node (with its mark: marks.go), then ends
-//	Turn.delete           release.go        the delete, across lost connections (Session.Retry)
+//	locks.Hold.Release     locks/hold.go     the outermost Release lets go
+//	Turn.Release           release.go        deletes our node (with its mark: marks.go), then ends
+//	Turn.delete            release.go        the delete, across lost connections (Session.Retry)
 //
 // Every ZooKeeper request goes through the session's Retry (package
 // recipes), and each read or write is a few lines of package znode. When
@@ -34,19 +34,29 @@
 //
 // # Where things happen
 //
-//   - A node's turn is decided in Spec.place (place.go), from a listing: the
-//     first one (take), or a later one (waiter.afterGone, waiter.waitDir).
-//     A waiter that was second in line, or whose node ahead was marked,
-//     takes its turn when that node goes, with no listing (waiter.afterGone).
-//   - The token is chosen when the Turn is made: the one a listing proves
-//     (tokenFromListing, listing.go), the creation zxid of our node read
-//     with its watch (ownTurn, turn.go) or on its own (Turn.readToken), or a
-//     downgrade's (Spec.Token, set in acquire).
-//   - The loss watch is armed when the Turn is made (startTurn, turn.go),
-//     and its goroutine (Turn.watch, losswatch.go) follows it: a turn that
-//     waited watches its own node's data; one taken at once watches the
-//     directory until something changes there, then its node's data. The
-//     session's end is a loss too.
+//   - A node's turn is decided by the recipe's Predicate (predicate.go:
+//     FirstN, AtMost; the RWMutex's are in package locks), applied to a
+//     listing by Spec.locate (place.go): to the first listing (take), or to
+//     a later one (waiter.locateBy, from waiter.waitDir or
+//     waiter.afterGone). A waiter whose node ahead goes takes its turn with
+//     no listing (waiter.afterGone) if that node was the last ahead of it or
+//     its release was marked (marks.go), and no connection was lost since
+//     the waiter watched its own node (ownWatch.current, ownwatch.go).
+//   - The loss watch is a ZooKeeper watch that the Turn is handed when it is
+//     made: the directory watch of the listing that decided it
+//     (fetchListing), or, for a turn that waited, the watch of our own
+//     node's data that the waiter set (waiter.watchAhead, watchOwn).
+//     startTurn (turn.go) starts the goroutine that follows it (Turn.follow,
+//     losswatch.go). A turn that follows the directory reads its node and
+//     watches its data at the first change there, or when Revoked asks
+//     (Turn.toData). The session's end is a loss too.
+//   - The token is chosen when the Turn is made, from the first of: a
+//     downgrade's (Spec.Token, in acquire); the directory's pzxid, when the
+//     listing that decided the turn proves it (tokenFromListing, listing.go);
+//     our node's creation zxid as the waiter read it (ownTurn, turn.go;
+//     readCzxid, for a waiter on the directory); else a read of our node
+//     (Turn.readToken), unless the loss watcher's read filled it first
+//     (Turn.watchData). A Gate has none.
 //
 // # Which recipe uses which node and wait
 //

@@ -20,11 +20,11 @@ type watchedListing struct {
 	token  int64 // our token, if the listing proves one (tokenFromListing)
 }
 
-// turn is the Turn of our node at path, which this listing shows holds: its
+// newTurn is the Turn of our node at path, which this listing shows holds: its
 // watch on the directory is all the turn needs until something changes there.
 // Its token is the one the listing proves, if it proves one, else token (an
 // earlier read's, or 0). A bare turn has no token and watches nothing.
-func (l watchedListing) turn(sess znode.Session, spec Spec, path string, token int64) *Turn {
+func (l watchedListing) newTurn(sess znode.Session, spec Spec, path string, token int64) *Turn {
 	if spec.bare() {
 		return bareTurn(sess, path)
 	}

@@ -43,12 +43,12 @@ func (h *Turn) isReleasing() bool {
 	return h.releasing
 }
 
-// watch follows our node until the turn is released or lost.
-func (h *Turn) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool) {
+// follow follows our node until the turn is released or lost.
+func (h *Turn) follow(ctx context.Context, events <-chan zk.Event, dataWatch bool) {
 	defer h.wg.Done()
-	arm := h.arm
+	toData := h.toData
 	if dataWatch {
-		arm = nil
+		toData = nil
 	}
 	for {
 		select {
@@ -57,7 +57,7 @@ func (h *Turn) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool
 		case <-h.sess.Done():
 			h.lostUnlessReleased(h.sess.Err())
 			return
-		case <-arm:
+		case <-toData:
 		case e := <-events:
 			switch {
 			case h.isReleasing():
@@ -76,7 +76,7 @@ func (h *Turn) watch(ctx context.Context, events <-chan zk.Event, dataWatch bool
 		if events, ok = h.rewatch(ctx); !ok {
 			return
 		}
-		dataWatch, arm = true, nil
+		dataWatch, toData = true, nil
 	}
 }
 

@@ -21,8 +21,8 @@ type place struct {
 // so what it keeps.
 const MaxWaitAll = 16
 
-// place applies the predicate to a listing, for our node name.
-func (s Spec) place(nodes []Node, name string) place {
+// locate applies the predicate to a listing, for our node name.
+func (s Spec) locate(nodes []Node, name string) place {
 	ours := Index(nodes, name)
 	if ours < 0 {
 		return place{missing: true}
@@ -34,7 +34,7 @@ func (s Spec) place(nodes []Node, name string) place {
 	case w == WatchDir:
 		return place{}
 	}
-	if p, ok := s.placeAll(nodes, ours); ok {
+	if p, ok := s.locateAll(nodes, ours); ok {
 		return p
 	}
 	p := place{watch: nodes[w].Name, ofOurKind: nodes[w].Prefix == s.Prefix}
@@ -42,9 +42,9 @@ func (s Spec) place(nodes []Node, name string) place {
 	return p
 }
 
-// placeAll is the place WaitAll gives, if it names nodes and we hold once
+// locateAll is the place WaitAll gives, if it names nodes and we hold once
 // they are gone (which it promises, and which is checked).
-func (s Spec) placeAll(nodes []Node, ours int) (place, bool) {
+func (s Spec) locateAll(nodes []Node, ours int) (place, bool) {
 	if s.WaitAll == nil {
 		return place{}, false
 	}

@@ -66,7 +66,7 @@ func TestPlace(t *testing.T) {
 		{"wait for all: not named, as Holds says", all, names("a", "me"), place{watch: "a", ofOurKind: true, turnAfter: true}},
 		{"lease over the maximum watches the directory", lease, names("a", "b", "me"), place{}},
 	} {
-		assert.Equal(t, c.want, c.spec.place(c.nodes, "me"), c.name)
+		assert.Equal(t, c.want, c.spec.locate(c.nodes, "me"), c.name)
 	}
 }
 

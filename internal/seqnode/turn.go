@@ -36,14 +36,14 @@ type Turn struct {
 	path    string
 	ended   *signal[error]    // the hold ended, with why
 	revoked *signal[struct{}] // the first revocation request came
-	arm     chan struct{}     // asks the watcher to watch our node's data
+	toData  chan struct{}     // asks the watcher to watch our node's data
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // joins the watcher and its reads
 
 	mu        sync.Mutex // guards the fields below
 	marks     []string   // the marks the release's delete writes (marks.go)
 	token     int64      // 0 until known
-	armed     bool       // arm has been signalled
+	dataAsked bool       // toData has been signalled
 	releasing bool       // Release has begun: its delete has the last word
 	released  bool       // Release's delete was confirmed
 }
@@ -73,20 +73,20 @@ func ownTurn(sess znode.Session, path string, own *ownWatch, revoked bool) *Turn
 func startTurn(sess znode.Session, path string, token int64, events <-chan zk.Event, dataWatch, revoked bool) *Turn {
 	ctx, stop := context.WithCancel(context.Background())
 	h := &Turn{
-		sess:    sess,
-		path:    path,
-		token:   token,
-		ended:   newSignal[error](),
-		revoked: newSignal[struct{}](),
-		arm:     make(chan struct{}, 1),
-		stop:    stop,
-		armed:   dataWatch,
+		sess:      sess,
+		path:      path,
+		token:     token,
+		ended:     newSignal[error](),
+		revoked:   newSignal[struct{}](),
+		toData:    make(chan struct{}, 1),
+		stop:      stop,
+		dataAsked: dataWatch,
 	}
 	if revoked {
 		h.revoke()
 	}
 	h.wg.Add(1)
-	go h.watch(ctx, events, dataWatch)
+	go h.follow(ctx, events, dataWatch)
 	return h
 }
 
@@ -99,7 +99,8 @@ func (h *Turn) Name() string { return zpath.Base(h.path) }
 // Token returns the fencing token: a zxid no earlier than the one that
 // created the node (that one, or the directory's pzxid from the listing that
 // showed it held: see tokenFromListing), so every later holder of the lock
-// has a larger token. Acquire makes sure it is known; a bare turn has none.
+// has a larger token; or a downgrade's, its write hold's (Spec.Token).
+// Acquire makes sure it is known; a bare turn has none.
 func (h *Turn) Token() int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -153,7 +154,7 @@ func (h *Turn) Err() error {
 func (h *Turn) Revoked() <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.armLocked()
+	h.askDataLocked()
 	return h.revoked.ch
 }
 
@@ -162,7 +163,7 @@ func (h *Turn) Revoked() <-chan struct{} {
 // watched. f must not block.
 func (h *Turn) OnRevoke(f func()) {
 	h.mu.Lock()
-	h.armLocked()
+	h.askDataLocked()
 	h.mu.Unlock()
 	h.revoked.then(func(struct{}) { f() })
 }
@@ -174,7 +175,7 @@ func (h *Turn) OnRevoke(f func()) {
 func (h *Turn) WatchNode() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.armLocked()
+	h.askDataLocked()
 }
 
 // Unmarked has the release write no mark of our node, and reports
@@ -193,10 +194,10 @@ func (h *Turn) Unmarked() bool {
 	return true
 }
 
-func (h *Turn) armLocked() {
-	if !h.armed {
-		h.armed = true
-		h.arm <- struct{}{}
+func (h *Turn) askDataLocked() {
+	if !h.dataAsked {
+		h.dataAsked = true
+		h.toData <- struct{}{}
 	}
 }
 

@@ -39,7 +39,7 @@ func await(ctx context.Context, sess znode.Session, spec Spec, path string, dir 
 		case w.at.missing:
 			return nil, errRequeue
 		case w.at.turn:
-			return w.turn(), nil
+			return w.newTurn(), nil
 		case w.at.watch == "":
 			err = w.waitDir(ctx)
 		default:
@@ -85,13 +85,13 @@ func newWaiter(sess znode.Session, spec Spec, path string, dir watchedListing, a
 	return w
 }
 
-// placeBy puts our node where the listing nodes says.
-func (w *waiter) placeBy(nodes []Node) {
-	w.at, w.behind = w.spec.place(nodes, w.name), followed(nodes, w.name)
+// locateBy puts our node where the listing nodes says.
+func (w *waiter) locateBy(nodes []Node) {
+	w.at, w.behind = w.spec.locate(nodes, w.name), followed(nodes, w.name)
 }
 
-// turn is the Turn of our node, which its place says holds.
-func (w *waiter) turn() *Turn {
+// newTurn is the Turn of our node, which its place says holds.
+func (w *waiter) newTurn() *Turn {
 	var h *Turn
 	switch {
 	case w.own != nil && w.spec.bare():
@@ -99,7 +99,7 @@ func (w *waiter) turn() *Turn {
 	case w.own != nil:
 		h = ownTurn(w.sess, w.path, w.own, w.revoked)
 	default:
-		h = w.dir.turn(w.sess, w.spec, w.path, w.token)
+		h = w.dir.newTurn(w.sess, w.spec, w.path, w.token)
 		if !w.behind && !w.spec.relists() {
 			h.marks = *w.marks
 			return h
@@ -130,14 +130,14 @@ func (w *waiter) waitDir(ctx context.Context) error {
 		}
 		w.token = token
 	}
-	if err := waitDir(ctx, w.sess, w.spec, w.dir.events); err != nil {
+	if err := waitDirChange(ctx, w.sess, w.spec, w.dir.events); err != nil {
 		return err
 	}
 	dir, err := listWatched(ctx, w.sess, w.spec, w.path)
 	if err != nil {
 		return err
 	}
-	w.placeBy(dir.nodes)
+	w.locateBy(dir.nodes)
 	dir.nodes = nil
 	w.dir = dir
 	return nil
@@ -197,7 +197,7 @@ func (w *waiter) afterGone(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.placeBy(nodes)
+	w.locateBy(nodes)
 	return nil
 }
 
@@ -206,7 +206,7 @@ func (w *waiter) afterGone(ctx context.Context) error {
 // starts watching our own node, in the same round trip. A change of the
 // data of a node of also only has it watched again.
 func (w *waiter) waitFor(ctx context.Context, target string, also []string) (bool, error) {
-	ev, alsoEvents, err := w.watch(ctx, target, also)
+	ev, alsoEvents, err := w.watchAhead(ctx, target, also)
 	if err != nil {
 		return false, err
 	}
@@ -233,12 +233,12 @@ func (w *waiter) waitFor(ctx context.Context, target string, also []string) (boo
 	return true, nil
 }
 
-// watch sets, in one round trip, the watches of target and of the nodes
+// watchAhead sets, in one round trip, the watches of target and of the nodes
 // also, of the mark of target if we wait for one, and of our own node if
 // none is set: it returns the events of the nodes' (nil for a node gone
 // already). If we hold once they are gone and one is our session's, the
 // session's telemetry says so (waitsForOwnSession).
-func (w *waiter) watch(ctx context.Context, target string, also []string) (<-chan zk.Event, []<-chan zk.Event, error) {
+func (w *waiter) watchAhead(ctx context.Context, target string, also []string) (<-chan zk.Event, []<-chan zk.Event, error) {
 	blocks := w.at.turnAfter
 	var ownc chan ownWatch
 	// A bare waiter (a semaphore's gate) watches its own node only to
@@ -317,8 +317,8 @@ func (w *waiter) waitGone(ctx context.Context, ev <-chan zk.Event) (bool, error)
 	}
 }
 
-// waitDir waits for the directory's watch to fire, or for spec's Wake.
-func waitDir(ctx context.Context, sess znode.Session, spec Spec, events <-chan zk.Event) error {
+// waitDirChange waits for the directory's watch to fire, or for spec's Wake.
+func waitDirChange(ctx context.Context, sess znode.Session, spec Spec, events <-chan zk.Event) error {
 	if spec.Wake == nil {
 		return znode.WaitEvent(ctx, sess, events)
 	}
