@@ -50,9 +50,9 @@ type layoutCheck struct {
 	err    error
 }
 
-// holds reports whether the check still stands for sess: its watch has not
+// stands reports whether the check still stands for sess: its watch has not
 // fired and no connection was lost since.
-func (c layoutCheck) holds(sess *recipes.Session) bool {
+func (c layoutCheck) stands(sess *recipes.Session) bool {
 	select {
 	case <-c.events:
 		return false
@@ -86,7 +86,7 @@ func (c *layoutChecks) verdict(sess *recipes.Session, dir string) (standing bool
 	c.Lock()
 	defer c.Unlock()
 	check, found := c.m[dir]
-	if !found || !check.holds(sess) {
+	if !found || !check.stands(sess) {
 		delete(c.m, dir)
 		return false, nil
 	}
@@ -98,7 +98,7 @@ func (c *layoutChecks) remember(sess *recipes.Session, dir string, check layoutC
 	c.Lock()
 	defer c.Unlock()
 	for other, oc := range c.m {
-		if !oc.holds(sess) {
+		if !oc.stands(sess) {
 			delete(c.m, other)
 		}
 	}

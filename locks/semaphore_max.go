@@ -118,5 +118,5 @@ func (s *Semaphore) stillAgreed() bool {
 	if c.events == nil && c.epoch != -1 {
 		return true // a shared count
 	}
-	return c.holds(s.sess) // never, with epoch -1
+	return c.stands(s.sess) // never, with epoch -1
 }
