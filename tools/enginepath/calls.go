@@ -3,19 +3,71 @@ package main
 import (
 	"fmt"
 	"go/ast"
+	"go/types"
 	"path"
 	"strconv"
 	"strings"
 )
 
-// chainOf returns the functions of ran, the root's left out, that call
-// another function of ran outside the root: the chain a reader steps
-// through. The others of ran are its helpers, the leaves. files are the
-// module's, parsed; each function of ran must be declared in one of them.
+// A decl is a function of ran, its body and what resolves its calls: the
+// imports of its file by name (chainByName), or its package's types
+// (chainByType).
+type decl struct {
+	f       function
+	body    *ast.BlockStmt
+	imports map[string]string
+	info    *types.Info
+}
+
+// callers returns the functions of decls that make a call that calls
+// reports, in their bodies or the function literals in them.
+func callers(decls []decl, calls func(decl, *ast.CallExpr) bool) map[function]bool {
+	chain := map[function]bool{}
+	for _, d := range decls {
+		ast.Inspect(d.body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && calls(d, call) {
+				chain[d.f] = true
+			}
+			return !chain[d.f]
+		})
+	}
+	return chain
+}
+
+// undeclared returns an error naming a function of ran outside the root
+// that no decl declares, if any.
+func undeclared(ran map[function]bool, decls []decl) error {
+	found := map[function]bool{}
+	for _, d := range decls {
+		found[d.f] = true
+	}
+	for f := range ran {
+		if f.pkg != "" && !found[f] {
+			return fmt.Errorf("%s:%d: %s ran but is declared in no file read", path.Join(f.pkg, f.file), f.line, f.name)
+		}
+	}
+	return nil
+}
+
+// callee returns what call calls, without parentheses or type arguments:
+// f in (f)(...) and in f[T](...).
+func callee(call *ast.CallExpr) ast.Expr {
+	switch x := ast.Unparen(call.Fun).(type) {
+	case *ast.IndexExpr:
+		return x.X
+	case *ast.IndexListExpr:
+		return x.X
+	default:
+		return x
+	}
+}
+
+// chainByName is chainByType without types, the fallback where
+// type-checking fails. files are the module's, parsed; each function of ran
+// must be declared in one of them.
 //
 // A call is found by name, in the declaration's body and the function
-// literals in it (coverage counts a literal as the function it is written
-// in), with no types:
+// literals in it:
 //
 //   - f(...) calls the functions (not methods) of its own package named f;
 //   - pkg.F(...), pkg an import of the file, those of that package named F;
@@ -26,19 +78,8 @@ import (
 // So a name can stand for more than it calls: h.mu.Lock() is Mutex.Lock,
 // ctx.Value() any Value that ran, a variable or a struct field of func type
 // the function of its name, if one ran. That errs the safe way, making more
-// callers and a longer chain. It errs the other way, a caller seen as a
-// helper, for a function value passed without a call (sess.Retry(ctx,
-// h.create)) or called under a name no function that ran has
-// (spec.Holds(nodes, i), a callback). A call to the root (sess.Retry) makes
-// no function a caller, as the root is not counted; a function literal
-// passed to it is part of the function it is written in, and what it calls
-// counts there.
-func chainOf(ran map[function]bool, files []goFile) (map[function]bool, error) {
-	type decl struct {
-		f       function
-		body    *ast.BlockStmt
-		imports map[string]string
-	}
+// callers and a longer chain.
+func chainByName(ran map[function]bool, files []goFile) (map[function]bool, error) {
 	var decls []decl
 	named := map[string]map[string][]function{} // package, name: the functions of ran
 	method := map[function]bool{}
@@ -57,7 +98,7 @@ func chainOf(ran map[function]bool, files []goFile) (map[function]bool, error) {
 			if !ran[f] {
 				continue
 			}
-			decls = append(decls, decl{f, fd.Body, imports})
+			decls = append(decls, decl{f: f, body: fd.Body, imports: imports})
 			if named[pkg] == nil {
 				named[pkg] = map[string][]function{}
 			}
@@ -65,26 +106,17 @@ func chainOf(ran map[function]bool, files []goFile) (map[function]bool, error) {
 			method[f] = fd.Recv != nil
 		}
 	}
-	for f := range ran {
-		if _, ok := method[f]; f.pkg != "" && !ok {
-			return nil, fmt.Errorf("%s:%d: %s ran but is declared in no file read", path.Join(f.pkg, f.file), f.line, f.name)
-		}
+	if err := undeclared(ran, decls); err != nil {
+		return nil, err
 	}
 
 	// calls reports whether call, in the body of d, calls another function
 	// of ran outside the root.
 	calls := func(d decl, call *ast.CallExpr) bool {
-		fun := ast.Unparen(call.Fun)
-		switch x := fun.(type) { // a generic function, instantiated: f[T](...)
-		case *ast.IndexExpr:
-			fun = x.X
-		case *ast.IndexListExpr:
-			fun = x.X
-		}
 		var name string
 		var pkgs []string
 		methods := false
-		switch x := fun.(type) {
+		switch x := callee(call).(type) {
 		case *ast.Ident:
 			name, pkgs = x.Name, []string{d.f.pkg}
 		case *ast.SelectorExpr:
@@ -111,16 +143,7 @@ func chainOf(ran map[function]bool, files []goFile) (map[function]bool, error) {
 		}
 		return false
 	}
-	chain := map[function]bool{}
-	for _, d := range decls {
-		ast.Inspect(d.body, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok && calls(d, call) {
-				chain[d.f] = true
-			}
-			return !chain[d.f]
-		})
-	}
-	return chain, nil
+	return callers(decls, calls), nil
 }
 
 // moduleImports maps the import names of file to their packages relative

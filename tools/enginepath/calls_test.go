@@ -4,94 +4,81 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// The chain takes the functions that ran and call another that ran, found
-// by name as chainOf says; the others are helpers.
+// The chain takes the functions that ran and call another that ran; the
+// others are helpers. Each function of testdata/chain/a says which it is,
+// and all of them ran but NotRan. Matched by name, the chain takes three
+// more: their calls have the name of a function that ran, and call another.
 func TestChain(t *testing.T) {
-	sources := map[string]string{
-		"session.go": `package recipes
+	const dir = "testdata/chain"
+	ran, files := chainModule(t, dir)
+	want := []string{"a/Caller", "a/Closure", "a/Generic", "a/GenericType", "a/Local", "a/Locker", "a/M", "a/Promoted", "a/Valuer"}
+	for _, c := range []struct {
+		name    string
+		chainOf func(map[function]bool) (map[function]bool, error)
+		want    []string
+	}{
+		{"chainByType", func(ran map[function]bool) (map[function]bool, error) { return chainByType(ran, dir) }, want},
+		{"chainByName", func(ran map[function]bool) (map[function]bool, error) { return chainByName(ran, files) },
+			slices.Sorted(slices.Values(append(want, "a/Ctx", "a/Named", "a/Sync")))},
+	} {
+		chain, err := c.chainOf(ran)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got []string
+		for f := range chain {
+			got = append(got, path.Join(f.pkg, f.name))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: chain = %q, want %q", c.name, got, c.want)
+		}
 
-type Session struct{}
-
-func (s *Session) Retry(f func()) { f() }
-func Leaf()                       {}
-`,
-		"b/b.go": `package b
-
-func Leaf() {}
-func Cut()  {}
-`,
-		"a/a.go": `package a
-
-import (
-	"strings"
-
-	"github.com/zkrecipes/recipes"
-	bee "github.com/zkrecipes/recipes/b"
-)
-
-type T struct{ f func() }
-
-func Caller()    { bee.Leaf() }              // chain: pkg.F
-func Local()     { helper() }                // chain: f
-func helper()    {}                          // helper
-func (t *T) M()  { t.other() }               // chain: x.f, a method of its package
-func (t *T) other() {}                       // helper
-func Closure(s *recipes.Session) {           // chain: the literal is Closure's
-	s.Retry(func() { bee.Leaf() })
-}
-func Root(s *recipes.Session) { s.Retry(nil); recipes.Leaf() } // helper: the root does not count
-func Std()       { strings.Cut("", "") }     // helper: strings is not b
-func Recurse()   { Recurse() }               // helper: itself
-func Builtin(m map[int]int) { delete(m, 1) } // helper: f is no method
-func (t *T) delete() {}                      // helper
-func NotRan()    { helper() }                // did not run
-func CallsNotRan() { NotRan() }              // helper: NotRan did not run
-func Generic()   { (gen[int])() }            // chain
-func gen[X any]() {}                         // helper
-func Field(t T)  { t.f() }                   // helper: no f ran
-func Named(s struct{ Leaf func() }) { s.Leaf() } // chain: by name, b.Leaf
-`,
+		lost := maps.Clone(ran)
+		lost[function{pkg: "b", file: "b.go", line: 9, name: "Gone"}] = true
+		if _, err := c.chainOf(lost); err == nil || !strings.Contains(err.Error(), "b/b.go:9: Gone ran but is declared in no file read") {
+			t.Errorf("%s with a function declared nowhere: err = %v", c.name, err)
+		}
 	}
+}
+
+// chainModule parses the module at dir and returns its files, and its
+// functions but NotRan, as ran.
+func chainModule(t *testing.T, dir string) (map[function]bool, []goFile) {
+	t.Helper()
 	var files []goFile
 	ran := map[function]bool{}
-	for rel, src := range sources {
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(p, ".go") {
+			return err
 		}
-		files = append(files, goFile{rel: rel, src: []byte(src), fset: fset, ast: f})
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		files = append(files, goFile{rel: rel, fset: fset, ast: f})
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name != "NotRan" {
 				pkg := strings.TrimPrefix(path.Dir(rel), ".")
 				ran[function{pkg: pkg, file: path.Base(rel), line: fset.Position(fd.Pos()).Line, name: fd.Name.Name}] = true
 			}
 		}
-	}
-	chain, err := chainOf(ran, files)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for f := range chain {
-		got = append(got, path.Join(f.pkg, f.name))
-	}
-	slices.Sort(got)
-	want := []string{"a/Caller", "a/Closure", "a/Generic", "a/Local", "a/M", "a/Named"}
-	if !slices.Equal(got, want) {
-		t.Errorf("chain = %q, want %q", got, want)
-	}
-
-	lost := maps.Clone(ran)
-	lost[function{pkg: "b", file: "b.go", line: 9, name: "Gone"}] = true
-	if _, err := chainOf(lost, files); err == nil || !strings.Contains(err.Error(), "b/b.go:9: Gone ran but is declared in no file read") {
-		t.Errorf("chainOf with a function declared nowhere: err = %v", err)
-	}
+	return ran, files
 }

@@ -44,10 +44,15 @@
 // The chain is what a reader steps through: the functions counted that call
 // another function counted. The others, which call none, are the helpers
 // (name parsing, sorting, path joins, signals, error wrappers), listed
-// apart. Calls are read from the source by name, with no types: a call
-// such as h.mu.Lock() counts as one to Mutex.Lock, and a function passed as
-// a value and called elsewhere is no call (chainOf says how calls are
-// found).
+// apart. Each call is resolved by its type with go/types: the module's
+// packages are checked from source, the others read from the export data
+// of go list -export. So h.mu.Lock() calls sync.Mutex.Lock, not
+// locks.Mutex.Lock; a call through an interface calls each method that ran
+// of a type of the module that implements it; a call of a function value
+// (a variable or a struct field of func type), or a function passed as a
+// value and called elsewhere, is no call (chainByType says how calls are
+// found). If type-checking fails, a warning line says so and the chain is
+// matched by name, which over-counts (chainByName).
 //
 // What it cannot tell: coverage counts what ran in the process, not on
 // which goroutine. The session's own goroutines run while the lock is

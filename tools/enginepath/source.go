@@ -32,13 +32,9 @@ type goFile struct {
 // modules, testdata, or directories whose names start with "." or "_", which
 // the go command ignores too.
 func goFiles() ([]goFile, error) {
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	root, err := moduleRoot()
 	if err != nil {
-		return nil, fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	if root == "." {
-		return nil, errors.New("not in a module: run from the repository")
+		return nil, err
 	}
 	var files []goFile
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -73,6 +69,19 @@ func goFiles() ([]goFile, error) {
 		return nil
 	})
 	return files, err
+}
+
+// moduleRoot returns the directory of the module's go.mod.
+func moduleRoot() (string, error) {
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if root == "." {
+		return "", errors.New("not in a module: run from the repository")
+	}
+	return root, nil
 }
 
 // listInitWiring writes each assignment, in an init function, to a name of
