@@ -74,6 +74,9 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, crea
 			leave(sess, path, marks)
 			return nil, err
 		}
+		// A downgrade's read hold keeps its write hold's token, so that a
+		// writer queued before the downgrade, which holds after it, has a
+		// larger one.
 		if spec.Token != 0 {
 			h.setToken(spec.Token)
 		}

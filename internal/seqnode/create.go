@@ -40,7 +40,10 @@ func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid strin
 }
 
 // createName is the path create sends for uuid: a sequential node's
-// without the sequence ZooKeeper appends.
+// without the sequence ZooKeeper appends, or, for a downgrade, with the
+// write node's (Spec.Sequence), which puts the read node at the write
+// node's place in the queue (Curator 5.5's CURATOR-621 fix); that node is
+// then plain ephemeral.
 func createName(spec Spec, uuid string) string {
 	return zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix)+spec.Sequence)
 }

@@ -42,8 +42,13 @@ func (s Spec) locate(nodes []Node, name string) place {
 	return p
 }
 
-// locateAll is the place WaitAll gives, if it names nodes and we hold once
-// they are gone (which it promises, and which is checked).
+// locateAll is the place Spec.WaitAll gives, if it names nodes and we hold
+// once they are gone (which it promises, and which is checked). The waiter
+// then watches them all in one round trip and holds once they are gone,
+// with no read: WaitAll is only for a layout where no node can come ahead
+// of ours once they are gone (an RWMutex's reader waiting for the writers
+// ahead, a writer waiting for readers only). It names at most MaxWaitAll
+// nodes, or the waiter waits as the predicate says.
 func (s Spec) locateAll(nodes []Node, ours int) (place, bool) {
 	if s.WaitAll == nil {
 		return place{}, false

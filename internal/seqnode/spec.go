@@ -11,39 +11,13 @@ type Spec struct {
 	Shape     Shape     // what the node is: how it waits, and what its release tells
 	Predicate Predicate // whether we hold, and whom to watch if not
 
-	// The rest is for one recipe each.
+	// The rest is for one recipe each: what it needs, and why.
 
-	// WaitAll names the nodes ahead that a waiter must see go, all of
-	// them, to hold (indexes into the listing), or nil to wait as Holds
-	// says: an RWMutex's reader waits for every writer ahead, a writer
-	// behind readers only for them all. The waiter watches them in one
-	// round trip and holds once they are gone, with no read; it is only
-	// for a layout where no node can come ahead of ours once they are
-	// gone. At most MaxWaitAll nodes: a waiter that would watch more waits
-	// as Holds says.
-	WaitAll func(nodes []Node, ours int) []int
-
-	// Wake, for a Lease, is called each time its waiter waits on the
-	// directory: the channel it returns is closed when something Holds
-	// reads besides the children (a semaphore's shared count) has changed
-	// since the listing, and the waiter then lists again. An error ends
-	// the acquisition.
-	Wake func() (<-chan struct{}, error)
-
-	// Sequence and Token are a downgrade's (an RWMutex's write hold taking
-	// its read lock): Sequence, put after the lock name instead of the one
-	// ZooKeeper appends, puts the read node at the write node's place in
-	// the queue (Curator 5.5's CURATOR-621 fix); Token keeps the write
-	// turn's token, so that a writer queued before the downgrade, which
-	// holds after it, has a larger one.
-	Sequence string
-	Token    int64
-
-	// Refuse is given the names in the listing made right after our node
-	// was created; an error from it ends the acquire (our node is deleted).
-	// Locks use it to refuse a directory another recipe uses: of two
-	// recipes arriving at once, the later lister sees the other.
-	Refuse func(children []string) error
+	WaitAll  func(nodes []Node, ours int) []int // RWMutex: the nodes ahead to see go, all, to hold with no read (locateAll)
+	Wake     func() (<-chan struct{}, error)    // shared-count Semaphore: wakes a Lease waiter when the count changes
+	Sequence string                             // downgrade: the write node's sequence, to queue the read node at its place
+	Token    int64                              // downgrade: the write hold's token, which the read hold keeps
+	Refuse   func(children []string) error      // locks: refuses a directory another recipe uses, at the first listing
 }
 
 // A Shape is what kind of node a recipe queues: how it holds, how its

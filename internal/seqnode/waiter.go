@@ -317,7 +317,10 @@ func (w *waiter) waitGone(ctx context.Context, ev <-chan zk.Event) (bool, error)
 	}
 }
 
-// waitDirChange waits for the directory's watch to fire, or for spec's Wake.
+// waitDirChange waits for the directory's watch to fire, or for spec's Wake:
+// the channel Wake returns is closed when something the predicate reads
+// besides the children (a semaphore's shared count) has changed since the
+// listing; an error from Wake ends the acquisition.
 func waitDirChange(ctx context.Context, sess znode.Session, spec Spec, events <-chan zk.Event) error {
 	if spec.Wake == nil {
 		return znode.WaitEvent(ctx, sess, events)
