@@ -77,6 +77,10 @@
 // files over N lines, with their lengths. Both skip the nested modules (api,
 // examples/testkit), testdata and hidden directories.
 //
+// With -check, either mode exits 1 if it lists anything: make lint runs
+// -check -init-wiring -long-files 400, so that no package sets a value in
+// another at init and no shipped file grows past 400 lines.
+//
 // -max-chain and -max-chain-pkgs make the path's check fail (exit 1) when
 // the chain has more functions, or functions in more packages, than they
 // say; 0, the default, is no limit.
@@ -98,6 +102,7 @@ func main() {
 	maxChainPkgs := flag.Int("max-chain-pkgs", 0, "exit 1 if the chain's functions are in more packages than this (0: no limit)")
 	initWiring := flag.Bool("init-wiring", false, "list the values init functions set in other packages")
 	longFiles := flag.Int("long-files", 0, "list the shipped .go files over `n` lines")
+	check := flag.Bool("check", false, "with -init-wiring or -long-files: exit 1 if anything is listed")
 	flag.Parse()
 	if flag.NArg() > 0 || *windows < 1 || *maxChain < 0 || *maxChainPkgs < 0 || *longFiles < 0 {
 		fmt.Fprintln(os.Stderr, "enginepath: no arguments, -windows at least 1, limits not negative")
@@ -109,11 +114,15 @@ func main() {
 	case *probe != "":
 		err = runProbe(*probe, *windows)
 	case *initWiring || *longFiles > 0:
+		var wired, long int
 		if *initWiring {
-			err = listInitWiring(os.Stdout)
+			wired, err = listInitWiring(os.Stdout)
 		}
 		if err == nil && *longFiles > 0 {
-			err = listLongFiles(os.Stdout, *longFiles)
+			long, err = listLongFiles(os.Stdout, *longFiles)
+		}
+		if err == nil && *check && wired+long > 0 {
+			err = fmt.Errorf("-check: %d values set at init in other packages, %d files over %d lines", wired, long, *longFiles)
 		}
 	default:
 		err = measure(os.Stdout, *windows, *maxChain, *maxChainPkgs)
