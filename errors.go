@@ -11,7 +11,7 @@ import (
 var (
 	// ErrSessionExpired means ZooKeeper expired the session: every
 	// ephemeral node it owned, and so every lock it held, is gone.
-	ErrSessionExpired = errSessionExpired()
+	ErrSessionExpired = errSessionExpired() // "recipes: session expired"
 
 	// ErrSessionLost means the session went so long without proof that the
 	// leader heard from it that the leader may expire it soon. It is
@@ -38,7 +38,7 @@ var (
 	// connection, a malformed path, a count below 1, data too large, a nil
 	// session. Nothing is created. (ValidatePath's own errors do not wrap
 	// it; a constructor's error for the same path does.)
-	ErrInvalid = errInvalid()
+	ErrInvalid = errInvalid() // "recipes: invalid argument"
 
 	// ErrOtherRecipe is wrapped by the error of a recipe whose path another
 	// kind of recipe uses (a Mutex's and a Semaphore's, say): their layouts

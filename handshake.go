@@ -65,7 +65,7 @@ func (s *Session) dialer(dial zk.Dialer, lastErr *atomic.Pointer[error]) zk.Dial
 		g.watch(time.Until(deadline), func() {
 			err := fmt.Errorf("%s accepted the connection but did not answer it within %v", addr, bound)
 			lastErr.Store(&err)
-			s.rec.Logger().LogAttrs(context.Background(), slog.LevelWarn, "zookeeper server did not answer",
+			znode.RecorderOf(s).Logger().LogAttrs(context.Background(), slog.LevelWarn, "zookeeper server did not answer",
 				slog.String("server", addr), slog.Duration("within", bound))
 		})
 		return g, nil

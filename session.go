@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -42,9 +41,8 @@ type Session struct {
 	conn      *zk.Conn
 	owned     bool // Connect made conn, so Close and loss close it
 	opts      options
-	acl       []zk.ACL // of the nodes the recipes create
-	parentACL []zk.ACL // of the parents they create above their paths
-	rec       *telemetry.Recorder
+	acl       []zk.ACL     // of the nodes the recipes create
+	parentACL []zk.ACL     // of the parents they create above their paths
 	grantedMs atomic.Int64 // the session timeout the server granted, in ms; Connect only
 	done      chan struct{}
 	ready     chan struct{} // closed on the first StateHasSession
@@ -74,14 +72,12 @@ type Session struct {
 }
 
 func newSession(o options, owned bool) *Session {
-	rec := o.recorder()
 	return &Session{
-		internals: znode.NewInternals(rec, owned),
+		internals: znode.NewInternals(o.recorder(), owned),
 		owned:     owned,
 		opts:      o,
 		acl:       o.nodeACL(),
 		parentACL: o.parentACLs(),
-		rec:       rec,
 		done:      make(chan struct{}),
 		ready:     make(chan struct{}),
 		state:     StateConnected,

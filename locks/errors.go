@@ -18,11 +18,11 @@ var (
 	// for the session timeout). Hold.Err wraps it, it is the cause of the
 	// Hold's Context's cancellation (see context.Cause), and Release returns
 	// it afterwards.
-	ErrLockLost = errLockLost()
+	ErrLockLost = errLockLost() // "locks: lock lost"
 
 	// ErrReleased is Hold.Err, and the cause of the Hold's Context's
 	// cancellation, after the outermost Release.
-	ErrReleased = errReleased()
+	ErrReleased = errReleased() // "locks: released"
 
 	// ErrUpgrade is returned when the Context of an RWMutex's read Hold
 	// asks for its write lock: its own read node would block it

@@ -17,7 +17,7 @@ var errRequeue = errors.New("waiting node deleted; queueing again")
 var errBusy = errors.New("not free")
 
 // Acquire queues a node in spec.Dir and, if wait is true, waits until
-// spec.Holds says it holds; if wait is false, it holds at its first listing
+// spec.Predicate says it holds; if wait is false, it holds at its first listing
 // or deletes its node and returns false.
 //
 // A ctx that has already ended makes Acquire return its cause before any
@@ -29,19 +29,19 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Tu
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	var h *Turn
+	var t *Turn
 	var err error
 	if spec.local() {
-		h, err = queueLocally(ctx, sess, spec, wait, func(created func()) (*Turn, error) {
+		t, err = queueLocally(ctx, sess, spec, wait, func(created func()) (*Turn, error) {
 			return acquire(ctx, sess, spec, wait, created)
 		})
 	} else {
-		h, err = acquire(ctx, sess, spec, wait, nil)
+		t, err = acquire(ctx, sess, spec, wait, nil)
 	}
 	if errors.Is(err, errBusy) {
 		return nil, false, nil
 	}
-	return h, err == nil, err
+	return t, err == nil, err
 }
 
 // acquire creates our node and takes its turn. created, if not nil, is
@@ -66,7 +66,7 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, crea
 			created()
 		}
 		var marks []string
-		h, err := take(ctx, sess, spec, path, first, wait, &marks)
+		t, err := take(ctx, sess, spec, path, first, wait, &marks)
 		if errors.Is(err, errRequeue) {
 			continue // our node is gone, and with it the right to its marks
 		}
@@ -78,26 +78,26 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, crea
 		// writer queued before the downgrade, which holds after it, has a
 		// larger one.
 		if spec.Token != 0 {
-			h.setToken(spec.Token)
+			t.setToken(spec.Token)
 		}
-		if err := h.readToken(ctx, spec.bare()); err != nil {
-			abandon(sess, h)
+		if err := t.readToken(ctx, spec.bare()); err != nil {
+			abandon(sess, t)
 			return nil, err
 		}
 		// A process paused while it waited can wake to the notification
 		// that made it the holder after its session's deadline passed:
 		// that turn is no turn.
 		if err := sess.Err(); err != nil {
-			abandon(sess, h)
+			abandon(sess, t)
 			return nil, err
 		}
 		// A wait that saw its turn come and ctx end at once may have
 		// taken either: a ctx that has ended takes no lock.
 		if err := znode.CtxErr(ctx); err != nil {
-			abandon(sess, h)
+			abandon(sess, t)
 			return nil, err
 		}
-		return h, nil
+		return t, nil
 	}
 }
 
@@ -122,11 +122,11 @@ func take(ctx context.Context, sess znode.Session, spec Spec, path string, first
 	case at.missing:
 		return nil, errRequeue
 	case at.turn:
-		h := dir.newTurn(sess, spec, path, 0)
+		t := dir.newTurn(sess, spec, path, 0)
 		if spec.relists() || followed(dir.nodes, name) {
-			h.marks = spec.ownMark(nil, path)
+			t.marks = spec.ownMark(nil, path)
 		}
-		return h, nil
+		return t, nil
 	case !wait:
 		return nil, errBusy
 	default:
@@ -137,8 +137,8 @@ func take(ctx context.Context, sess znode.Session, spec Spec, path string, first
 
 // abandon releases a turn that Acquire will not return, on a context of its
 // own bounded by the session timeout, as znode.DeleteDetached does.
-func abandon(sess znode.Session, h *Turn) {
+func abandon(sess znode.Session, t *Turn) {
 	ctx, cancel := context.WithTimeout(context.Background(), sess.Timeout())
 	defer cancel()
-	_ = h.Release(ctx)
+	_ = t.Release(ctx)
 }

@@ -21,9 +21,11 @@
 //	rawListing.interpret   listing.go        refuses another recipe's directory, sorts, proves the token
 //	Spec.locate            place.go          the Predicate decides: our turn
 //	watchedListing.newTurn listing.go        the Turn, watching the directory through that listing
+//	dirTurn, startTurn     turn.go           starts the goroutine that follows the loss watch (Turn.follow)
 //	locks.newHold          locks/hold.go     the hold: its Context, its telemetry
 //
 //	locks.Hold.Release     locks/hold.go     the outermost Release lets go
+//	nodeBacking.release    locks/backing.go  a hold of one node lets go of its turn
 //	Turn.Release           release.go        deletes our node (with its mark: marks.go), then ends
 //	Turn.delete            release.go        the delete, across lost connections (Session.Retry)
 //

@@ -132,13 +132,13 @@ func (locals *localQueues) leave(k localKey, pass <-chan struct{}) {
 	}
 }
 
-// queueLocally runs take once this goroutine's pass has come: at once, or,
-// for an Acquire that does not wait, not at all (errBusy). take calls
+// queueLocally waits for this goroutine's pass, then calls run; an Acquire
+// that does not wait gets errBusy unless the pass comes at once. run calls
 // created when its node is created, or when it has given up creating one;
 // it may call it again (after a requeue), and only the first call counts.
-// The pass is handed on when the Turn take returns ends, or at once if take
+// The pass is handed on when the Turn run returns ends, or at once if run
 // fails.
-func queueLocally(ctx context.Context, sess znode.Session, spec Spec, wait bool, take func(created func()) (*Turn, error)) (*Turn, error) {
+func queueLocally(ctx context.Context, sess znode.Session, spec Spec, wait bool, run func(created func()) (*Turn, error)) (*Turn, error) {
 	locals, k := localsOf(sess), localKey{dir: spec.Dir, prefix: spec.Prefix}
 	pass := locals.join(k, wait)
 	if pass == nil {
@@ -155,13 +155,13 @@ func queueLocally(ctx context.Context, sess znode.Session, spec Spec, wait bool,
 		locals.leave(k, pass) // hands on a pass that came meanwhile
 		return nil, znode.CtxErr(ctx)
 	}
-	h, err := take(func() { locals.created(k, pass) })
+	t, err := run(func() { locals.created(k, pass) })
 	if err != nil {
 		locals.leave(k, pass)
 		return nil, err
 	}
-	h.OnEnd(func(error) { locals.leave(k, pass) })
-	return h, nil
+	t.OnEnd(func(error) { locals.leave(k, pass) })
+	return t, nil
 }
 
 // LocalQueued returns how many goroutines of sess are queued for the lock of

@@ -21,25 +21,25 @@ import (
 // doing), so the delete's answer is the last word on the node. The delete is
 // sent first and the watcher stopped after, so that a hand-off does not wait
 // for the watcher (or a read of our node it has in flight) to end.
-func (h *Turn) Release(ctx context.Context) error {
-	h.mu.Lock()
-	h.releasing = true
-	h.mu.Unlock()
-	err := h.delete(ctx)
+func (t *Turn) Release(ctx context.Context) error {
+	t.mu.Lock()
+	t.releasing = true
+	t.mu.Unlock()
+	err := t.delete(ctx)
 	if err == nil {
-		h.mu.Lock()
-		h.released = true
-		h.mu.Unlock()
+		t.mu.Lock()
+		t.released = true
+		t.mu.Unlock()
 	}
-	h.stop()
-	h.wg.Wait()
+	t.stop()
+	t.wg.Wait()
 	if !errors.Is(err, ErrLost) {
-		if earlier := h.end(ErrReleased); earlier != nil {
+		if earlier := t.end(ErrReleased); earlier != nil {
 			return earlier
 		}
 		return err
 	}
-	if earlier := h.end(err); earlier != nil {
+	if earlier := t.end(err); earlier != nil {
 		return earlier
 	}
 	return err
@@ -49,15 +49,15 @@ func (h *Turn) Release(ctx context.Context) error {
 // already: deleted by someone else, or with the session. Only the first
 // try's "no node" proves that; after a retry it may be our own delete,
 // applied before its reply was lost.
-func (h *Turn) delete(ctx context.Context) error {
-	h.mu.Lock()
-	marks := h.marks
-	h.mu.Unlock()
+func (t *Turn) delete(ctx context.Context) error {
+	t.mu.Lock()
+	marks := t.marks
+	t.mu.Unlock()
 	first, gone := true, false
 	del := func(conn *zk.Conn) error {
 		var err error
 		if len(marks) > 0 {
-			err = deleteMarked(conn, h.path, marks, h.sess.ACL())
+			err = deleteMarked(conn, t.path, marks, t.sess.ACL())
 			if errors.Is(err, zk.ErrConnectionClosed) {
 				// Sent again plainly: the marks only spare a waiter
 				// a read, and a server with a smaller jute.maxbuffer
@@ -70,7 +70,7 @@ func (h *Turn) delete(ctx context.Context) error {
 			marks = nil
 		}
 		if len(marks) == 0 && !errors.Is(err, zk.ErrConnectionClosed) {
-			err = znode.Delete(conn, h.path)
+			err = znode.Delete(conn, t.path)
 		}
 		if errors.Is(err, zk.ErrNoNode) {
 			gone, err = first, nil
@@ -78,20 +78,20 @@ func (h *Turn) delete(ctx context.Context) error {
 		first = false
 		return err
 	}
-	err := h.sess.Retry(ctx, del)
-	switch sessErr := h.sess.Err(); {
+	err := t.sess.Retry(ctx, del)
+	switch sessErr := t.sess.Err(); {
 	case gone:
-		return fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
+		return fmt.Errorf("%w: node %s was deleted", ErrLost, t.path)
 	case err != nil && sessErr != nil && errors.Is(err, sessErr):
 		// The session ended while we held: the node died with it, unless
 		// the caller's connection (NewSession) kept its ZooKeeper session,
 		// which Session.Delete still deletes it on if it can.
-		_ = h.sess.Delete(ctx, h.path)
+		_ = t.sess.Delete(ctx, t.path)
 		return fmt.Errorf("%w: %w", ErrLost, sessErr)
 	case err != nil && ctx.Err() != nil:
 		// Hand the delete to the session, which goes on in the
 		// background.
-		return h.sess.Delete(ctx, h.path)
+		return t.sess.Delete(ctx, t.path)
 	}
 	return err
 }

@@ -1,7 +1,7 @@
 package seqnode
 
 // Spec describes one kind of lock node: where it goes, what it is (Shape),
-// and the rule it holds by (Holds).
+// and the rule it holds by (Predicate).
 type Spec struct {
 	Dir       string    // directory holding the lock nodes; created as containers
 	Top       string    // the recipe's own path: Dir or one above it; "" for Dir (see znode.ACLs)
@@ -21,7 +21,8 @@ type Spec struct {
 }
 
 // A Shape is what kind of node a recipe queues: how it holds, how its
-// waiter waits, and what its release tells the waiter behind it.
+// waiter waits, and what its release tells the waiter behind it. The zero
+// Shape, which no recipe uses (the engine's tests do), behaves as Read.
 type Shape int
 
 const (
@@ -44,11 +45,11 @@ const (
 	// release was marked.
 	Write
 
-	// Read is an RWMutex's read node, which holds as Holds says (no writer
+	// Read is an RWMutex's read node, which holds as its Predicate says (no writer
 	// ahead); its release tells nothing.
 	Read
 
-	// Lease is a Semaphore's lease, which holds as Holds says (few enough
+	// Lease is a Semaphore's lease, which holds as its Predicate says (few enough
 	// nodes). Its waiter, the only one (behind the gate), watches the
 	// directory, and is woken by Wake too.
 	Lease

@@ -34,7 +34,7 @@ var (
 type Turn struct {
 	sess    znode.Session
 	path    string
-	ended   *signal[error]    // the hold ended, with why
+	ended   *signal[error]    // the turn ended, with why
 	revoked *signal[struct{}] // the first revocation request came
 	toData  chan struct{}     // asks the watcher to watch our node's data
 	stop    context.CancelFunc
@@ -72,7 +72,7 @@ func ownTurn(sess znode.Session, path string, own *ownWatch, revoked bool) *Turn
 // dataWatch is true, else from the directory's child watch.
 func startTurn(sess znode.Session, path string, token int64, events <-chan zk.Event, dataWatch, revoked bool) *Turn {
 	ctx, stop := context.WithCancel(context.Background())
-	h := &Turn{
+	t := &Turn{
 		sess:      sess,
 		path:      path,
 		token:     token,
@@ -83,67 +83,67 @@ func startTurn(sess znode.Session, path string, token int64, events <-chan zk.Ev
 		dataAsked: dataWatch,
 	}
 	if revoked {
-		h.revoke()
+		t.revoke()
 	}
-	h.wg.Add(1)
-	go h.follow(ctx, events, dataWatch)
-	return h
+	t.wg.Add(1)
+	go t.follow(ctx, events, dataWatch)
+	return t
 }
 
 // Path is the full path of the node that holds the lock.
-func (h *Turn) Path() string { return h.path }
+func (t *Turn) Path() string { return t.path }
 
 // Name is the name of that node, without its directory.
-func (h *Turn) Name() string { return zpath.Base(h.path) }
+func (t *Turn) Name() string { return zpath.Base(t.path) }
 
 // Token returns the fencing token: a zxid no earlier than the one that
 // created the node (that one, or the directory's pzxid from the listing that
 // showed it held: see tokenFromListing), so every later holder of the lock
 // has a larger token; or a downgrade's, its write hold's (Spec.Token).
 // Acquire makes sure it is known; a bare turn has none.
-func (h *Turn) Token() int64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.token
+func (t *Turn) Token() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.token
 }
 
 // readToken reads the token, unless the listing or the watch that made the
 // hold showed it already, or the turn is bare.
-func (h *Turn) readToken(ctx context.Context, bare bool) error {
-	if bare || h.Token() != 0 {
+func (t *Turn) readToken(ctx context.Context, bare bool) error {
+	if bare || t.Token() != 0 {
 		return nil
 	}
-	st, err := znode.Stat(ctx, h.sess, h.path)
+	st, err := znode.Stat(ctx, t.sess, t.path)
 	switch {
 	case err != nil:
-		return fmt.Errorf("read %s: %w", h.path, err)
+		return fmt.Errorf("read %s: %w", t.path, err)
 	case st == nil:
-		return fmt.Errorf("%w: node %s was deleted", ErrLost, h.path)
+		return fmt.Errorf("%w: node %s was deleted", ErrLost, t.path)
 	}
-	h.setTokenIfUnknown(st.Czxid)
+	t.setTokenIfUnknown(st.Czxid)
 	return nil
 }
 
-func (h *Turn) setToken(t int64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.token = t
+func (t *Turn) setToken(token int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.token = token
 }
 
-func (h *Turn) setTokenIfUnknown(t int64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.token == 0 {
-		h.token = t
+func (t *Turn) setTokenIfUnknown(token int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.token == 0 {
+		t.token = token
 	}
 }
 
 // Done is closed when the turn ends: lost, or released.
-func (h *Turn) Done() <-chan struct{} { return h.ended.ch }
+func (t *Turn) Done() <-chan struct{} { return t.ended.ch }
 
 // Err is nil while the turn lasts; then it wraps ErrLost or is ErrReleased.
-func (h *Turn) Err() error {
-	err, _ := h.ended.value()
+func (t *Turn) Err() error {
+	err, _ := t.ended.value()
 	return err
 }
 
@@ -151,31 +151,31 @@ func (h *Turn) Err() error {
 // writing RevokeData into its node (Curator's Revoker). Nothing is released
 // for it. The first call makes sure the node's data is watched, and sees a
 // request written before it.
-func (h *Turn) Revoked() <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.askDataLocked()
-	return h.revoked.ch
+func (t *Turn) Revoked() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.askDataLocked()
+	return t.revoked.ch
 }
 
 // OnRevoke arranges for f to be called once at the first revocation request,
 // at once if one has come; like Revoked, it makes sure the node's data is
 // watched. f must not block.
-func (h *Turn) OnRevoke(f func()) {
-	h.mu.Lock()
-	h.askDataLocked()
-	h.mu.Unlock()
-	h.revoked.then(func(struct{}) { f() })
+func (t *Turn) OnRevoke(f func()) {
+	t.mu.Lock()
+	t.askDataLocked()
+	t.mu.Unlock()
+	t.revoked.then(func(struct{}) { f() })
 }
 
 // WatchNode has the turn read its node and watch its data now, as Revoked
 // does, rather than at the first change in the directory: a read sent beside
 // another request of the session shares its round trip, where one sent at
 // that change, alone, would cost one of its own.
-func (h *Turn) WatchNode() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.askDataLocked()
+func (t *Turn) WatchNode() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.askDataLocked()
 }
 
 // Unmarked has the release write no mark of our node, and reports
@@ -184,46 +184,46 @@ func (h *Turn) WatchNode() {
 // a read node at our node's place in the queue, so that a writer behind
 // does not take our release for the end of the holds ahead of it. Marks
 // owed for nodes ahead are still written.
-func (h *Turn) Unmarked() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.releasing {
+func (t *Turn) Unmarked() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.releasing {
 		return false
 	}
-	h.marks = slices.DeleteFunc(slices.Clone(h.marks), func(m string) bool { return m == MarkOf(h.path) })
+	t.marks = slices.DeleteFunc(slices.Clone(t.marks), func(m string) bool { return m == MarkOf(t.path) })
 	return true
 }
 
-func (h *Turn) askDataLocked() {
-	if !h.dataAsked {
-		h.dataAsked = true
-		h.toData <- struct{}{}
+func (t *Turn) askDataLocked() {
+	if !t.dataAsked {
+		t.dataAsked = true
+		t.toData <- struct{}{}
 	}
 }
 
 // Guard is a check to put first in a zk.Multi: the transaction fails unless
 // our node still exists, that is, unless we still hold the lock.
-func (h *Turn) Guard() *zk.CheckVersionRequest {
-	return &zk.CheckVersionRequest{Path: h.path, Version: -1}
+func (t *Turn) Guard() *zk.CheckVersionRequest {
+	return &zk.CheckVersionRequest{Path: t.path, Version: -1}
 }
 
 // AfterRevoke arranges for f to be called once at the first revocation
 // request that the turn sees, without making it watch for one (as Revoked
 // and OnRevoke do). f must not block.
-func (h *Turn) AfterRevoke(f func()) { h.revoked.then(func(struct{}) { f() }) }
+func (t *Turn) AfterRevoke(f func()) { t.revoked.then(func(struct{}) { f() }) }
 
 // OnEnd arranges for f to be called once with the turn's error when it ends,
 // at once if it has ended already. f runs on the goroutine that ends the turn
 // and must not block.
-func (h *Turn) OnEnd(f func(error)) { h.ended.then(f) }
+func (t *Turn) OnEnd(f func(error)) { t.ended.then(f) }
 
 // end records why the turn ended, once, and returns the error it ended with
 // earlier, if it had.
-func (h *Turn) end(err error) error {
-	if earlier, ok := h.ended.fire(err); !ok {
+func (t *Turn) end(err error) error {
+	if earlier, ok := t.ended.fire(err); !ok {
 		return earlier
 	}
 	return nil
 }
 
-func (h *Turn) revoke() { h.revoked.fire(struct{}{}) }
+func (t *Turn) revoke() { t.revoked.fire(struct{}{}) }

@@ -11,22 +11,20 @@ import (
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// await lists the directory and waits until the predicate says we hold.
-//
-// The first listing also watches the directory: when we hold at once (the
-// uncontended case) that watch is all the turn needs, so taking a free lock
-// costs a create and a listing. A waiter watches the one node the predicate
-// names and, in the same round trip, its own node.
+// await waits, from the first listing that take made, until the predicate
+// says we hold; take calls it only when the lock is not free. A waiter
+// watches the one node the predicate names and, in the same round trip, its
+// own node.
 //
 // A waiter keeps no listing, only its place: the name of the node it
 // watches (or, with WaitAll, the few nodes it waits for all of) and whether
-// the predicate says it holds once that node is gone.
-// Nodes created after ours sort after ours and a predicate is monotone, so
-// when the watched node goes and the place said so, we hold, with no read:
-// the hand-off costs the releaser's delete and one notification. Otherwise
-// (others were ahead too, or a node may come ahead of ours: Write) we hold with no read
-// if the release marked the node (marks.go), and read the children once
-// more if not. Either way a waiter's memory does not grow with the queue.
+// the predicate says it holds once that node is gone. Nodes created after
+// ours sort after ours and a predicate is monotone, so when the watched node
+// goes and the place said so, we hold, with no read: the hand-off costs the
+// releaser's delete and one notification. Otherwise (others were ahead too,
+// or a node may come ahead of ours: Write) we hold with no read if the
+// release marked the node (marks.go), and read the children once more if
+// not. Either way a waiter's memory does not grow with the queue.
 func await(ctx context.Context, sess znode.Session, spec Spec, path string, dir watchedListing, at place, marks *[]string) (_ *Turn, err error) {
 	w := newWaiter(sess, spec, path, dir, at, marks)
 	defer func() {
@@ -92,21 +90,21 @@ func (w *waiter) locateBy(nodes []Node) {
 
 // newTurn is the Turn of our node, which its place says holds.
 func (w *waiter) newTurn() *Turn {
-	var h *Turn
+	var t *Turn
 	switch {
 	case w.own != nil && w.spec.bare():
-		h = bareTurn(w.sess, w.path)
+		t = bareTurn(w.sess, w.path)
 	case w.own != nil:
-		h = ownTurn(w.sess, w.path, w.own, w.revoked)
+		t = ownTurn(w.sess, w.path, w.own, w.revoked)
 	default:
-		h = w.dir.newTurn(w.sess, w.spec, w.path, w.token)
+		t = w.dir.newTurn(w.sess, w.spec, w.path, w.token)
 		if !w.behind && !w.spec.relists() {
-			h.marks = *w.marks
-			return h
+			t.marks = *w.marks
+			return t
 		}
 	}
-	h.marks = w.spec.ownMark(*w.marks, w.path)
-	return h
+	t.marks = w.spec.ownMark(*w.marks, w.path)
+	return t
 }
 
 // giveUp, when the wait ends without a turn while our node may still

@@ -33,7 +33,7 @@
 //
 // A function is a declaration, as go tool cover -func lists them: a
 // function literal counts as the function it is written in. So an init
-// that sets a function variable in another package (znode.SentOf) shows as
+// that sets a function variable in another package (as znode.SentOf was) shows as
 // that init, because the literal it set ran.
 //
 // The counts leave out the root package (the Session: its retry loop, its
@@ -71,7 +71,7 @@
 //
 // -init-wiring parses every non-test .go file of the module (go/parser,
 // go/ast) and lists each assignment in an init function whose left side is
-// a selector on an imported package (znode.SentOf = ...), with its file and
+// a selector on an imported package (as znode.SentOf = ... was), with its file and
 // line, and their count. Assignments inside a function literal are not at
 // init and are left out. -long-files N lists the non-test, non-generated .go
 // files over N lines, with their lengths. Both skip the nested modules (api,
