@@ -111,7 +111,8 @@ demo:
 	$(GO) run ./tools/withzk -- $(GO) run ./cmd/zkrecipes demo
 
 ## enginepath: the functions, files and packages a free Mutex.Lock and its Release run through (issue 28), under a throwaway local ZooKeeper
-# ENGINEPATH_FLAGS="-max-chain N -max-chain-pkgs M" fails it past those counts of the chain;
+# ENGINEPATH_FLAGS="-max-chain N -max-chain-pkgs M" fails it past those counts of the chain
+# reached from Lock and Release (not all that ran: the session's goroutines run too);
 # go run ./tools/enginepath -init-wiring and -long-files N count the rest.
 enginepath:
 	$(GO) run ./tools/enginepath $(ENGINEPATH_FLAGS)

@@ -3,46 +3,33 @@ package main
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 	"path"
 	"strconv"
 	"strings"
 )
 
-// A decl is a function of ran, its body and what resolves its calls: the
-// imports of its file by name (chainByName), or its package's types
-// (chainByType).
+// A decl is a function of ran, its declaration and what resolves its calls:
+// the imports of its file by name (graphByName), or its package's types
+// (graphByType).
 type decl struct {
 	f       function
-	body    *ast.BlockStmt
+	fd      *ast.FuncDecl
+	fset    *token.FileSet
 	imports map[string]string
 	info    *types.Info
 }
 
-// callers returns the functions of decls that make a call that calls
-// reports, in their bodies or the function literals in them.
-func callers(decls []decl, calls func(decl, *ast.CallExpr) bool) map[function]bool {
-	chain := map[function]bool{}
-	for _, d := range decls {
-		ast.Inspect(d.body, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok && calls(d, call) {
-				chain[d.f] = true
-			}
-			return !chain[d.f]
-		})
-	}
-	return chain
-}
-
-// undeclared returns an error naming a function of ran outside the root
-// that no decl declares, if any.
+// undeclared returns an error naming a function of ran that no decl
+// declares, if any.
 func undeclared(ran map[function]bool, decls []decl) error {
 	found := map[function]bool{}
 	for _, d := range decls {
 		found[d.f] = true
 	}
 	for f := range ran {
-		if f.pkg != "" && !found[f] {
+		if !found[f] {
 			return fmt.Errorf("%s:%d: %s ran but is declared in no file read", path.Join(f.pkg, f.file), f.line, f.name)
 		}
 	}
@@ -62,7 +49,7 @@ func callee(call *ast.CallExpr) ast.Expr {
 	}
 }
 
-// chainByName is chainByType without types, the fallback where
+// graphByName is graphByType without types, the fallback where
 // type-checking fails. files are the module's, parsed; each function of ran
 // must be declared in one of them.
 //
@@ -78,16 +65,14 @@ func callee(call *ast.CallExpr) ast.Expr {
 // So a name can stand for more than it calls: h.mu.Lock() is Mutex.Lock,
 // ctx.Value() any Value that ran, a variable or a struct field of func type
 // the function of its name, if one ran. That errs the safe way, making more
-// callers and a longer chain.
-func chainByName(ran map[function]bool, files []goFile) (map[function]bool, error) {
+// callers, a longer chain and more reached. No call is known to be of a
+// function value, and no function to be taken as one.
+func graphByName(ran map[function]bool, files []goFile) (*graph, error) {
 	var decls []decl
 	named := map[string]map[string][]function{} // package, name: the functions of ran
 	method := map[function]bool{}
 	for _, file := range files {
 		pkg := strings.TrimPrefix(path.Dir(file.rel), ".")
-		if pkg == "" {
-			continue
-		}
 		imports := moduleImports(file.ast)
 		for _, d := range file.ast.Decls {
 			fd, ok := d.(*ast.FuncDecl)
@@ -98,7 +83,7 @@ func chainByName(ran map[function]bool, files []goFile) (map[function]bool, erro
 			if !ran[f] {
 				continue
 			}
-			decls = append(decls, decl{f: f, body: fd.Body, imports: imports})
+			decls = append(decls, decl{f: f, fd: fd, fset: file.fset, imports: imports})
 			if named[pkg] == nil {
 				named[pkg] = map[string][]function{}
 			}
@@ -110,9 +95,9 @@ func chainByName(ran map[function]bool, files []goFile) (map[function]bool, erro
 		return nil, err
 	}
 
-	// calls reports whether call, in the body of d, calls another function
-	// of ran outside the root.
-	calls := func(d decl, call *ast.CallExpr) bool {
+	// callees returns the functions of ran that call, in the body of d, may
+	// call by its name.
+	callees := func(d decl, call *ast.CallExpr) ([]function, bool) {
 		var name string
 		var pkgs []string
 		methods := false
@@ -132,18 +117,19 @@ func chainByName(ran map[function]bool, files []goFile) (map[function]bool, erro
 				pkgs = append(pkgs, p)
 			}
 		default:
-			return false
+			return nil, false
 		}
+		var to []function
 		for _, p := range pkgs {
 			for _, g := range named[p][name] {
-				if g != d.f && (methods || !method[g]) {
-					return true
+				if methods || !method[g] {
+					to = append(to, g)
 				}
 			}
 		}
-		return false
+		return to, false
 	}
-	return callers(decls, calls), nil
+	return newGraph(decls, callees), nil
 }
 
 // moduleImports maps the import names of file to their packages relative

@@ -49,20 +49,47 @@
 // of go list -export. So h.mu.Lock() calls sync.Mutex.Lock, not
 // locks.Mutex.Lock; a call through an interface calls each method that ran
 // of a type of the module that implements it; a call of a function value
-// (a variable or a struct field of func type), or a function passed as a
-// value and called elsewhere, is no call (chainByType says how calls are
-// found). If type-checking fails, a warning line says so and the chain is
-// matched by name, which over-counts (chainByName).
+// (a variable, parameter or struct field of func type), or a function
+// passed as a value and called elsewhere, is no call (graphByType says how
+// calls are found). A go or defer statement's call is a call. If
+// type-checking fails, a warning line says so and calls are matched by
+// name, which over-counts (graphByName).
 //
 // What it cannot tell: coverage counts what ran in the process, not on
 // which goroutine. The session's own goroutines run while the lock is
 // taken: go-zookeeper's send loop calls the root's connection wrapper and
 // through it znode.Sent.Written, which, for the lock's own create, calls
-// internal/jute; the keep-alive syncs. A function that ran only on one of
-// them is counted like one on the Lock's own path: nothing is left out for
-// it. Those that also ran in the idle window are marked *, as the session
+// internal/jute; the keep-alive syncs. In the counts of all that ran, a
+// function that ran only on one of them counts like one on the Lock's own
+// path. Those that also ran in the idle window are marked *, as the session
 // runs them with no lock taken, though the lock may run them too; those
 // that ran only then are listed apart.
+//
+// # Reached from Lock and Release
+//
+// So the report also follows the calls from locks.(*Mutex).Lock and
+// locks.(*Hold).Release, among the functions that ran. The root's functions
+// are in the graph too. A call into the root, such as sess.Retry, reaches
+// that root function, and what it calls is reached in turn: Retry reaches
+// args.Context and znode.CtxErr. The op that Retry calls is a parameter, so
+// that call is not followed; a literal passed as op is part of its caller,
+// whose calls are followed. A function that ran only on the session's
+// goroutines, such as znode.Sent.Written and internal/jute, is not reached.
+//
+// What is reached is listed by package, the chain apart from the helpers.
+// The reached chain is what is reached and calls another reached function
+// outside the root; the reached helpers are the rest. The root's reached
+// functions are listed apart and not counted.
+//
+// The reach cannot follow a call of a function value: seqnode.Spec.Refuse,
+// a Predicate, a callback. So nothing hides, two more lists say what it
+// leaves out. The first is what ran but was not reached, each with why it
+// may have run. It was taken as a value somewhere, it was called by
+// functions not reached, a function literal written in it ran (it returned
+// one, as seqnode.FirstN does), or nothing in the module called it
+// (go-zookeeper did). The second is each call of a function value in a
+// reached function, with its place and text: the indirect calls not
+// followed.
 //
 // It measures the free path in its steady state: one session, no other
 // holder or waiter, the lock's parent already made.
@@ -82,8 +109,10 @@
 // another at init and no shipped file grows past 400 lines.
 //
 // -max-chain and -max-chain-pkgs make the path's check fail (exit 1) when
-// the chain has more functions, or functions in more packages, than they
-// say; 0, the default, is no limit.
+// the chain reached from Lock and Release has more functions, or functions
+// in more packages, than they say; 0, the default, is no limit. They bound
+// the reached chain, not the chain of all that ran, so that the session's
+// goroutines do not count against the lock.
 package main
 
 import (
@@ -98,8 +127,8 @@ const module = "github.com/zkrecipes/recipes"
 func main() {
 	probe := flag.String("probe", "", "internal: take the measurement, writing counters under `dir` (the binary must be built with -cover)")
 	windows := flag.Int("windows", 5, "measured windows, each one Lock and Release; a function counts if it ran in all")
-	maxChain := flag.Int("max-chain", 0, "exit 1 if the chain (ran, outside the root, and called another that ran) has more functions than this (0: no limit)")
-	maxChainPkgs := flag.Int("max-chain-pkgs", 0, "exit 1 if the chain's functions are in more packages than this (0: no limit)")
+	maxChain := flag.Int("max-chain", 0, "exit 1 if the chain reached from Lock and Release (outside the root, calling another reached) has more functions than this (0: no limit)")
+	maxChainPkgs := flag.Int("max-chain-pkgs", 0, "exit 1 if the reached chain's functions are in more packages than this (0: no limit)")
 	initWiring := flag.Bool("init-wiring", false, "list the values init functions set in other packages")
 	longFiles := flag.Int("long-files", 0, "list the shipped .go files over `n` lines")
 	check := flag.Bool("check", false, "with -init-wiring or -long-files: exit 1 if anything is listed")

@@ -29,8 +29,9 @@ type function struct {
 var leaves = []string{"internal/zpath", "internal/jute"}
 
 // measure builds the probe, runs it under a ZooKeeper, and writes the report
-// to w. It fails if the chain has more functions than maxChain or more
-// packages than maxChainPkgs, where they are not 0.
+// to w. It fails if the chain reached from Lock and Release has more
+// functions than maxChain or more packages than maxChainPkgs, where they
+// are not 0.
 func measure(w io.Writer, windows, maxChain, maxChainPkgs int) error {
 	root, err := moduleRoot()
 	if err != nil {
@@ -74,18 +75,22 @@ func measure(w io.Writer, windows, maxChain, maxChainPkgs int) error {
 		return err
 	}
 
-	chain, err := chainByType(every, root)
+	g, err := graphByType(every, root)
 	if err != nil {
-		fmt.Fprintf(w, "# warning: the chain below was matched by name, which over-counts; type-checking failed: %v\n", err)
+		fmt.Fprintf(w, "# warning: the calls below were matched by name, which over-counts; type-checking failed: %v\n", err)
 		var files []goFile
 		if files, err = goFiles(); err == nil {
-			chain, err = chainByName(every, files)
+			g, err = graphByName(every, files)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	ch := report(w, every, some, idle, chain, windows)
+	reached, err := g.reach(entries...)
+	if err != nil {
+		return err
+	}
+	ch := report(w, every, some, idle, g, reached, windows)
 	var over []string
 	if maxChain > 0 && ch.funcs > maxChain {
 		over = append(over, fmt.Sprintf("%d functions, over -max-chain %d", ch.funcs, maxChain))
@@ -94,7 +99,7 @@ func measure(w io.Writer, windows, maxChain, maxChainPkgs int) error {
 		over = append(over, fmt.Sprintf("%d packages, over -max-chain-pkgs %d", ch.pkgs, maxChainPkgs))
 	}
 	if over != nil {
-		return fmt.Errorf("the chain outside the root crosses %s", strings.Join(over, " and "))
+		return fmt.Errorf("the chain reached from Lock and Release, outside the root, crosses %s", strings.Join(over, " and "))
 	}
 	return nil
 }
@@ -103,15 +108,16 @@ func measure(w io.Writer, windows, maxChain, maxChainPkgs int) error {
 type tally struct{ funcs, pkgs, files int }
 
 // report writes the functions that ran in every window by package, those
-// that ran in some, the chain (those of chain) and the helpers, and the
-// counts; it returns the chain's.
-func report(w io.Writer, every, some, idle, chain map[function]bool, windows int) tally {
+// that ran in some, the chain of g and the helpers, what of them is reached,
+// and the counts; it returns the reached chain's.
+func report(w io.Writer, every, some, idle map[function]bool, g *graph, reached map[function]bool, windows int) tally {
 	fmt.Fprintf(w, `# The functions a free locks.Mutex.Lock and its Hold.Release ran, each window
 # one Lock and Release, in all %d windows (go doc ./tools/enginepath).
 # Coverage cannot tell goroutines apart: a function that ran only on one of
 # the session's own goroutines (go-zookeeper's send and receive loops, the
-# keep-alive) is counted as well. * marks those that also ran in a window
-# with no lock taken. An init ran through a function literal it sets.
+# keep-alive) is counted as well; "reached from Lock and Release" below
+# leaves them out. * marks those that also ran in a window with no lock
+# taken. An init ran through a function literal it sets.
 `, windows)
 	byPkg := map[string][]function{}
 	for f := range every {
@@ -136,6 +142,7 @@ func report(w io.Writer, every, some, idle, chain map[function]bool, windows int
 	fmt.Fprintf(w, "\nran only in the window with no lock taken, not counted: %d\n", len(idleOnly))
 	list(w, slices.Collect(maps.Keys(idleOnly)), nil)
 
+	chain := g.chain()
 	chainPkg, helpers := map[string][]function{}, []function{}
 	for f := range every {
 		switch {
@@ -153,11 +160,13 @@ func report(w io.Writer, every, some, idle, chain map[function]bool, windows int
 	}
 	fmt.Fprintf(w, "\nhelpers (leaves: ran and call no other that ran): %d\n", len(helpers))
 	list(w, helpers, idle)
+	rch, rall, reachedChain := reportReach(w, g, every, reached, chain, idle)
 
-	fmt.Fprintln(w, "\nfunctions per package (all, chain):")
+	fmt.Fprintln(w, "\nfunctions per package (all, chain; reached, reached chain):")
 	for _, p := range pkgs {
 		if p != "" {
-			fmt.Fprintf(w, "  %-20s %3d %3d\n", p, len(byPkg[p]), len(chainPkg[p]))
+			n := len(slices.DeleteFunc(slices.Clone(byPkg[p]), func(f function) bool { return !reached[f] }))
+			fmt.Fprintf(w, "  %-20s %3d %3d; %3d %3d\n", p, len(byPkg[p]), len(chainPkg[p]), n, len(reachedChain[p]))
 		}
 	}
 	all := count(byPkg, func(p string) bool { return p != "" })
@@ -168,11 +177,16 @@ func report(w io.Writer, every, some, idle, chain map[function]bool, windows int
 	fmt.Fprintf(w, "chain: %d functions in %d packages (root excluded), %d files; helpers: %d functions\n",
 		ch.funcs, ch.pkgs, ch.files, len(helpers))
 	fmt.Fprintf(w, "root (Session): %d functions\n", len(byPkg[""]))
-	return ch
+	fmt.Fprintf(w, "reached: %d functions in %d packages (root excluded); chain: %d in %d packages\n",
+		rall.funcs, rall.pkgs, rch.funcs, rch.pkgs)
+	return rch
 }
 
 // list writes fs, one a line, in the order of their files and lines.
-func list(w io.Writer, fs []function, idle map[function]bool) {
+func list(w io.Writer, fs []function, idle map[function]bool) { listNoted(w, fs, idle, nil) }
+
+// listNoted is list with note(f) after each f, where note is not nil.
+func listNoted(w io.Writer, fs []function, idle map[function]bool, note func(function) string) {
 	slices.SortFunc(fs, func(a, b function) int {
 		return cmp.Or(cmp.Compare(a.pkg, b.pkg), cmp.Compare(a.file, b.file), cmp.Compare(a.line, b.line))
 	})
@@ -186,7 +200,11 @@ func list(w io.Writer, fs []function, idle map[function]bool) {
 		if idle[f] {
 			mark = "*"
 		}
-		fmt.Fprintf(w, "  %s %-*s  %s\n", mark, width, pos(f), f.name)
+		line := fmt.Sprintf("  %s %-*s  %s", mark, width, pos(f), f.name)
+		if note != nil {
+			line += ": " + note(f)
+		}
+		fmt.Fprintln(w, line)
 	}
 }
 

@@ -18,9 +18,8 @@ import (
 	"strings"
 )
 
-// chainByType returns the functions of ran, the root's left out, that call
-// another function of ran outside the root, with each call resolved by its
-// type. dir is the module's root.
+// graphByType returns the graph of the functions of ran, the root's
+// included, with each call resolved by its type. dir is the module's root.
 //
 // It type-checks from source the module's packages that ran and those of
 // the module they import. The packages outside the module come from the
@@ -32,14 +31,16 @@ import (
 //     method of a generic type counts as its declaration);
 //   - a method of an interface, where a type of the module implements it
 //     with a method of ran, its own or one of a field it embeds: that may be
-//     what runs.
+//     what runs. There is an edge to each.
 //
-// A call of a function value, a variable or a struct field of func type, is
-// no edge: what it holds is not known here. Nor is a function passed as a
-// value without a call (sess.Retry(ctx, h.create)), a conversion, or a
-// builtin. A function literal is part of the function it is written in, as
-// coverage counts it.
-func chainByType(ran map[function]bool, dir string) (map[function]bool, error) {
+// A call of a function value, a variable, parameter or struct field of func
+// type, or a function's result, is no edge: what it holds is not known
+// here. It is kept as an indirect call. A function passed as a value
+// without a call (sess.Retry(ctx, h.create)) is no edge either: where it
+// is taken is kept among the values. A conversion or a builtin is no call.
+// A function literal is part of the function it is written in, as coverage
+// counts it.
+func graphByType(ran map[function]bool, dir string) (*graph, error) {
 	pkgs, err := goList(dir, ran)
 	if err != nil {
 		return nil, err
@@ -70,6 +71,7 @@ func chainByType(ran map[function]bool, dir string) (map[function]bool, error) {
 	var decls []decl
 	declared := map[*types.Func]function{} // the functions of ran
 	var concrete []types.Type              // the module's types T and *T, not interfaces
+	values := map[function][]string{}
 	for _, p := range pkgs {
 		if p.Module == nil || !p.Module.Main {
 			continue
@@ -82,7 +84,8 @@ func chainByType(ran map[function]bool, dir string) (map[function]bool, error) {
 			}
 			files = append(files, f)
 		}
-		info := &types.Info{Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
+		info := &types.Info{Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{},
+			Types: map[ast.Expr]types.TypeAndValue{}}
 		conf := types.Config{Importer: imp}
 		if checked[p.ImportPath], err = conf.Check(p.ImportPath, fset, files, info); err != nil {
 			return nil, err
@@ -96,9 +99,6 @@ func chainByType(ran map[function]bool, dir string) (map[function]bool, error) {
 			}
 		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, p.Module.Path), "/")
-		if rel == "" {
-			continue // the root is not counted: a call to it is no edge
-		}
 		for _, file := range files {
 			for _, d := range file.Decls {
 				fd, ok := d.(*ast.FuncDecl)
@@ -111,50 +111,94 @@ func chainByType(ran map[function]bool, dir string) (map[function]bool, error) {
 					continue
 				}
 				obj := info.Defs[fd.Name].(*types.Func)
-				decls = append(decls, decl{f: f, body: fd.Body, info: info})
+				decls = append(decls, decl{f: f, fd: fd, fset: fset, info: info})
 				declared[obj] = f
 			}
 		}
+		takenAsValues(values, rel, fset, files, info, declared)
 	}
 	if err := undeclared(ran, decls); err != nil {
 		return nil, err
 	}
 
-	// calls reports whether call, in the body of d, calls another function
-	// of ran outside the root.
-	calls := func(d decl, call *ast.CallExpr) bool {
+	// callees returns the functions of ran that call, in the body of d, may
+	// call, and whether it calls a function value.
+	callees := func(d decl, call *ast.CallExpr) ([]function, bool) {
+		if tv := d.info.Types[call.Fun]; tv.IsType() || tv.IsBuiltin() {
+			return nil, false
+		}
 		var id *ast.Ident
 		switch x := callee(call).(type) {
+		case *ast.FuncLit:
+			return nil, false // its calls are d's
 		case *ast.Ident:
 			id = x
 		case *ast.SelectorExpr:
 			id = x.Sel
 		default:
-			return false
+			return nil, true // a function's result: f()()
 		}
-		fn, ok := d.info.Uses[id].(*types.Func) // not a variable, a type, a builtin
+		fn, ok := d.info.Uses[id].(*types.Func)
 		if !ok {
-			return false
+			return nil, true // a variable, a parameter, a field
 		}
 		fn = fn.Origin()
 		if g, ok := declared[fn]; ok {
-			return g != d.f
+			return []function{g}, false
 		}
 		recv := fn.Signature().Recv()
 		if recv == nil {
-			return false
+			return nil, false
 		}
 		iface, ok := recv.Type().Underlying().(*types.Interface)
-		return ok && slices.ContainsFunc(concrete, func(t types.Type) bool {
+		if !ok {
+			return nil, false
+		}
+		var to []function
+		for _, t := range concrete {
 			if !types.Implements(t, iface) {
-				return false
+				continue
 			}
 			m, _, _ := types.LookupFieldOrMethod(t, false, fn.Pkg(), fn.Name())
-			g, ok := declared[m.(*types.Func).Origin()]
-			return ok && g != d.f
+			if g, ok := declared[m.(*types.Func).Origin()]; ok {
+				to = append(to, g)
+			}
+		}
+		return to, false
+	}
+	g := newGraph(decls, callees)
+	g.values = values
+	return g, nil
+}
+
+// takenAsValues adds to values where files, of package rel, name a function
+// of declared other than to call it: h.create in sess.Retry(ctx, h.create),
+// refuse in Spec{Refuse: refuse}. It may be called through that value.
+func takenAsValues(values map[function][]string, rel string, fset *token.FileSet, files []*ast.File, info *types.Info, declared map[*types.Func]function) {
+	for _, file := range files {
+		called := map[*ast.Ident]bool{}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				switch x := callee(call).(type) {
+				case *ast.Ident:
+					called[x] = true
+				case *ast.SelectorExpr:
+					called[x.Sel] = true
+				}
+			}
+			return true
+		})
+		ast.Inspect(file, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && !called[id] {
+				if fn, ok := info.Uses[id].(*types.Func); ok {
+					if f, ok := declared[fn.Origin()]; ok {
+						values[f] = append(values[f], at(rel, fset, id.Pos()))
+					}
+				}
+			}
+			return true
 		})
 	}
-	return callers(decls, calls), nil
 }
 
 // A listed package is what go list -json writes of one package.
