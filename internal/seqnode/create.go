@@ -22,10 +22,16 @@ import (
 // lists again, as it does on a session whose writes it does not see, and
 // Sent.Relists counts it.
 func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, *rawListing, error) {
-	done := znode.AfterWrite(ctx, sess, createName(spec, uuid), func(ctx context.Context) rawListing {
+	// The path the create sends: a sequential node's without the sequence
+	// ZooKeeper appends, or, for a downgrade, with the write node's
+	// (Spec.Sequence), which puts the read node at the write node's place
+	// in the queue (Curator 5.5's CURATOR-621 fix); that node is then plain
+	// ephemeral.
+	name := zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix)+spec.Sequence)
+	done := znode.AfterWrite(ctx, sess, name, func(ctx context.Context) rawListing {
 		return fetchListing(ctx, sess, spec)
 	})
-	path, err := create(ctx, sess, spec, uuid)
+	path, err := create(ctx, sess, spec, uuid, name)
 	first, listed := done(err)
 	switch {
 	case err != nil:
@@ -39,20 +45,11 @@ func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid strin
 	return path, nil, nil
 }
 
-// createName is the path create sends for uuid: a sequential node's
-// without the sequence ZooKeeper appends, or, for a downgrade, with the
-// write node's (Spec.Sequence), which puts the read node at the write
-// node's place in the queue (Curator 5.5's CURATOR-621 fix); that node is
-// then plain ephemeral.
-func createName(spec Spec, uuid string) string {
-	return zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix)+spec.Sequence)
-}
-
-// create makes our protected ephemeral sequential node and returns its path.
-// If a create's reply is lost, the next try first looks for the node by its
-// UUID, so a retry never leaves a second node.
-func create(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, error) {
-	name := createName(spec, uuid)
+// create makes our protected ephemeral sequential node, sending name (with
+// uuid in it), and returns its path. If a create's reply is lost, the next
+// try first looks for the node by its UUID, so a retry never leaves a
+// second node.
+func create(ctx context.Context, sess znode.Session, spec Spec, uuid, name string) (string, error) {
 	flags := int32(zk.FlagEphemeralSequential)
 	if spec.Sequence != "" {
 		flags = zk.FlagEphemeral

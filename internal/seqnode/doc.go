@@ -21,7 +21,7 @@
 //	rawListing.interpret   listing.go        refuses another recipe's directory, sorts, proves the token
 //	Spec.locate            place.go          the Predicate decides: our turn
 //	watchedListing.newTurn listing.go        the Turn, watching the directory through that listing
-//	dirTurn, startTurn     turn.go           starts the goroutine that follows the loss watch (Turn.follow)
+//	startTurn              turn.go           starts the goroutine that follows the loss watch (Turn.follow)
 //	locks.newHold          locks/hold.go     the hold: its Context, its telemetry
 //
 //	locks.Hold.Release     locks/hold.go     the outermost Release lets go

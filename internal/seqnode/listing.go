@@ -31,7 +31,7 @@ func (l watchedListing) newTurn(sess znode.Session, spec Spec, path string, toke
 	if l.token != 0 {
 		token = l.token
 	}
-	return dirTurn(sess, path, token, l.events)
+	return startTurn(sess, path, token, l.events, false, false)
 }
 
 // listWatched lists the directory of our node at path and watches it, unless

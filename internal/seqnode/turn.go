@@ -54,13 +54,6 @@ func bareTurn(sess znode.Session, path string) *Turn {
 	return startTurn(sess, path, 0, nil, false, false)
 }
 
-// dirTurn is the turn of a node that held at its listing: the listing's
-// watch on the directory, events, is all it watches until something changes
-// there.
-func dirTurn(sess znode.Session, path string, token int64, events <-chan zk.Event) *Turn {
-	return startTurn(sess, path, token, events, false, false)
-}
-
 // ownTurn is the turn of a node that waited: it goes on with the waiter's
 // watch of the node's data, and its token is the node's creation zxid.
 // revoked says that a revocation request came while it waited.
