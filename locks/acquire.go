@@ -103,7 +103,7 @@ func acquire(ctx context.Context, sess *recipes.Session, key holdKey, what strin
 		return h, err == nil, err
 	}
 	start := time.Now()
-	node, ok, err := seqnode.Acquire(seqnode.OneAcquisition(ctx), sess, spec, w == waitTurn)
+	turn, ok, err := seqnode.Acquire(seqnode.OneAcquisition(ctx), sess, spec, w == waitTurn)
 	recordAcquisition(ctx, sess, key.kind, key.path, start, ok, err)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", what, err)
@@ -111,5 +111,5 @@ func acquire(ctx context.Context, sess *recipes.Session, key holdKey, what strin
 	if !ok {
 		return nil, false, nil
 	}
-	return newHold(ctx, key, key.path, sess, node), true, nil
+	return newHold(ctx, key, key.path, sess, turn), true, nil
 }

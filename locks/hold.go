@@ -46,21 +46,21 @@ type Hold struct {
 // not nil, carries the hold under key. The session's telemetry records its
 // end and its revocation requests (without asking to watch for them: see
 // Hold.Revoked).
-func newHold(ctx context.Context, key any, path string, sess *recipes.Session, node *seqnode.Turn) *Hold {
-	h := &Hold{path: path, backing: nodeBacking{sess: sess, turn: node}, key: key, count: 1}
+func newHold(ctx context.Context, key any, path string, sess *recipes.Session, turn *seqnode.Turn) *Hold {
+	h := &Hold{path: path, backing: nodeBacking{sess: sess, turn: turn}, key: key, count: 1}
 	// The work's context: ctx's values, without its end or the
 	// acquisition's WithQueued.
 	h.ctx, h.cancel = context.WithCancelCause(seqnode.WithoutQueued(context.WithoutCancel(ctx)))
 	if key != nil {
 		h.ctx = context.WithValue(h.ctx, key, h)
 	}
-	node.OnEnd(h.end)
+	turn.OnEnd(h.end)
 	recipe := "semaphore" // a lease: no key, as a Semaphore is not reentrant
 	if k, ok := key.(holdKey); ok {
 		recipe = k.kind
 	}
 	rec, start := znode.RecorderOf(sess), time.Now()
-	node.OnEnd(func(err error) {
+	turn.OnEnd(func(err error) {
 		var lost error
 		if !errors.Is(err, ErrReleased) {
 			lost = err
@@ -68,7 +68,7 @@ func newHold(ctx context.Context, key any, path string, sess *recipes.Session, n
 		rec.HoldEnded(recipe, path, start, lost,
 			telemetry.Cause(err, recipes.ErrSessionExpired, recipes.ErrSessionLost, recipes.ErrClosed))
 	})
-	node.AfterRevoke(func() { rec.Revoked(recipe, path) })
+	turn.AfterRevoke(func() { rec.Revoked(recipe, path) })
 	return h
 }
 
