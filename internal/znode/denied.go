@@ -61,40 +61,34 @@ func Refused(err error, perm int32, node string) error {
 // read). ZooKeeper 3.8 does not check exists; a refused one is named as a
 // read.
 
-// Each of these is Refused for one request, and returns a nil err at once:
-// the node a refusal names is found only for a refusal, not on every
-// request (a create's or delete's parent costs an allocation).
-
 // RefusedCreate is Refused for a create of the node at path.
 func RefusedCreate(err error, path string) error {
-	if err == nil {
-		return nil
-	}
-	return Refused(err, zk.PermCreate, parentOf(path))
+	return refusedAbove(err, zk.PermCreate, path)
 }
 
 // RefusedDelete is Refused for a delete of the node at path.
 func RefusedDelete(err error, path string) error {
-	if err == nil {
-		return nil
+	return refusedAbove(err, zk.PermDelete, path)
+}
+
+// refusedAbove is Refused for a request that ZooKeeper checks on the parent
+// of path. The parent is worked out only for a refusal: on every create and
+// delete it would cost an allocation.
+func refusedAbove(err error, perm int32, path string) error {
+	if !errors.Is(err, zk.ErrNoAuth) {
+		return err
 	}
-	return Refused(err, zk.PermDelete, parentOf(path))
+	return Refused(err, perm, parentOf(path))
 }
 
 // RefusedRead is Refused for a read (data, children, existence) of the node
 // at path.
 func RefusedRead(err error, path string) error {
-	if err == nil {
-		return nil
-	}
 	return Refused(err, zk.PermRead, path)
 }
 
 // RefusedWrite is Refused for a write of the data of the node at path.
 func RefusedWrite(err error, path string) error {
-	if err == nil {
-		return nil
-	}
 	return Refused(err, zk.PermWrite, path)
 }
 
