@@ -24,12 +24,18 @@ INTERNAL    := args|jute|layout|recipe|seqnode|telemetry|testenv|zkserver|znode|
 FUZZTIME    ?= 100000x
 BENCHCOUNT  ?= 5
 BENCHDELAY  ?= 250us
+# The most functions, and packages, the free path may cross (make enginepath).
+ENGINEPATH_LIMITS := -max-chain 20 -max-chain-pkgs 3
 
 .PHONY: test deps lint lint-fresh api api-export unit fuzz bench demo chaos enginepath
 
 ## test: lint, the whole suite with the race detector (real ZooKeeper), fuzz smoke
 # .ci/run sets LINT=lint-fresh.
 test: deps $(LINT) unit fuzz
+	@# A free Mutex.Lock and its Release cross at most 20 functions that
+	@# call another, in at most 3 packages besides the root (issue 28).
+	@out=$$($(GO) run ./tools/enginepath $(ENGINEPATH_LIMITS) 2>&1) || { printf '%s\n' "$$out"; exit 1; }; \
+		printf '%s\n' "$$out" | tail -1
 
 ## deps: Debian's ZooKeeper, Curator (for the interop tests) and a JDK
 deps:
@@ -111,11 +117,12 @@ demo:
 	$(GO) run ./tools/withzk -- $(GO) run ./cmd/zkrecipes demo
 
 ## enginepath: the functions, files and packages a free Mutex.Lock and its Release run through (issue 28), under a throwaway local ZooKeeper
-# ENGINEPATH_FLAGS="-max-chain N -max-chain-pkgs M" fails it past those counts of the chain
-# reached from Lock and Release (not all that ran: the session's goroutines run too);
-# go run ./tools/enginepath -init-wiring and -long-files N count the rest.
+# It fails past ENGINEPATH_LIMITS, the counts of the chain reached from Lock
+# and Release (not all that ran: the session's goroutines run too), which
+# make test checks too; go run ./tools/enginepath -init-wiring and
+# -long-files N count the rest.
 enginepath:
-	$(GO) run ./tools/enginepath $(ENGINEPATH_FLAGS)
+	$(GO) run ./tools/enginepath $(ENGINEPATH_LIMITS)
 
 ## chaos: the long fault run of docs/faults.md (>= 10,000 critical sections in 8 processes)
 # CHAOS_PROCS, CHAOS_SECTIONS (per scenario), CHAOS_ROUNDS, CHAOS_CUTS and

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // handshakeBound is how long Connect gives a server to answer a connection
@@ -61,11 +59,11 @@ func (s *Session) dialer(dial zk.Dialer, lastErr *atomic.Pointer[error]) zk.Dial
 		}
 		now := time.Now()
 		s.dialled.Store(&now)
-		g := &grantConn{Conn: c, granted: &s.grantedMs, sent: znode.SentOf(s)}
+		g := &grantConn{Conn: c, granted: &s.grantedMs, sent: s.internals.Sent()}
 		g.watch(time.Until(deadline), func() {
 			err := fmt.Errorf("%s accepted the connection but did not answer it within %v", addr, bound)
 			lastErr.Store(&err)
-			znode.RecorderOf(s).Logger().LogAttrs(context.Background(), slog.LevelWarn, "zookeeper server did not answer",
+			s.internals.Recorder().Logger().LogAttrs(context.Background(), slog.LevelWarn, "zookeeper server did not answer",
 				slog.String("server", addr), slog.Duration("within", bound))
 		})
 		return g, nil

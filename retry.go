@@ -86,7 +86,7 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 			s.endTurn(suspect)
 			return err
 		}
-		znode.RecorderOf(s).Request(ctx, retried)
+		s.internals.Recorder().Request(ctx, retried)
 		err = writeFailed(op(s.conn))
 		s.ops.Done()
 		s.endTurn(suspect)

@@ -122,7 +122,7 @@ func (s *Session) reportStateLocked(st State) {
 	if s.opts.listener != nil {
 		s.opts.listener(st)
 	}
-	znode.RecorderOf(s).State(st.String(), s.err)
+	s.internals.Recorder().State(st.String(), s.err)
 }
 
 // State returns the session's current state.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/seqnode"
-	"github.com/zkrecipes/recipes/internal/telemetry"
 	"github.com/zkrecipes/recipes/internal/znode"
 )
 
@@ -26,21 +25,6 @@ func (k holdKey) what() string { return "lock " + k.path }
 // multiKey finds a MultiLock's hold in a context. It is the MultiLock value:
 // another MultiLock over the same locks re-enters each member instead.
 type multiKey struct{ ml *MultiLock }
-
-// recordAcquisition has the session's telemetry record an acquisition of
-// recipe at path, begun at start, that returned ok and err.
-func recordAcquisition(ctx context.Context, sess *recipes.Session, recipe, path string, start time.Time, ok bool, err error) {
-	result := telemetry.Acquired
-	switch {
-	case err != nil && ctx.Err() != nil:
-		result = telemetry.Canceled
-	case err != nil:
-		result = telemetry.Failed
-	case !ok:
-		result = telemetry.Busy
-	}
-	znode.RecorderOf(sess).Acquisition(ctx, recipe, path, result, start, err)
-}
 
 // enter counts one more nested acquire, unless the hold has ended or its
 // outermost Release has begun.
@@ -78,33 +62,24 @@ const (
 	tryOnce
 )
 
-// reenter returns the hold ctx carries under key, counting one more acquire,
-// and reports whether it carries one. A ctx that has ended neither re-enters
-// nor queues: the work it would guard has been abandoned.
-func reenter(ctx context.Context, key any, what string) (*Hold, bool, error) {
-	if err := znode.CtxErr(ctx); err != nil {
-		return nil, true, fmt.Errorf("%s: %w", what, err)
-	}
-	h := carrying(ctx, key)
-	if h == nil {
-		return nil, false, nil
-	}
-	if err := h.enter(); err != nil {
-		return nil, true, fmt.Errorf("%s: %w", what, err)
-	}
-	return h, true, nil
-}
-
 // acquire re-enters the hold ctx carries for key, or takes a new node as w
 // says; its errors say what it was doing. It returns false if tryOnce found
 // the lock busy.
 func acquire(ctx context.Context, sess *recipes.Session, key holdKey, what string, spec seqnode.Spec, w how) (*Hold, bool, error) {
-	if h, found, err := reenter(ctx, key, what); found {
-		return h, err == nil, err
+	// A ctx that has ended neither re-enters nor queues: the work it
+	// would guard has been abandoned.
+	if err := znode.CtxErr(ctx); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	if h := carrying(ctx, key); h != nil {
+		if err := h.enter(); err != nil {
+			return nil, false, fmt.Errorf("%s: %w", what, err)
+		}
+		return h, true, nil
 	}
 	start := time.Now()
 	turn, ok, err := seqnode.Acquire(seqnode.OneAcquisition(ctx), sess, spec, w == waitTurn)
-	recordAcquisition(ctx, sess, key.kind, key.path, start, ok, err)
+	znode.Of(sess).Recorder().Acquisition(ctx, key.kind, key.path, start, ok, err)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}

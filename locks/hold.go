@@ -59,7 +59,7 @@ func newHold(ctx context.Context, key any, path string, sess *recipes.Session, t
 	if k, ok := key.(holdKey); ok {
 		recipe = k.kind
 	}
-	rec, start := znode.RecorderOf(sess), time.Now()
+	rec, start := znode.Of(sess).Recorder(), time.Now()
 	turn.OnEnd(func(err error) {
 		var lost error
 		if !errors.Is(err, ErrReleased) {

@@ -122,8 +122,14 @@ func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
 	}
 	key := multiKey{ml}
 	path := ml.Path()
-	if h, found, err := reenter(ctx, key, "lock "+path); found {
-		return h, err
+	if err := znode.CtxErr(ctx); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if h := carrying(ctx, key); h != nil {
+		if err := h.enter(); err != nil {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return h, nil
 	}
 	// Losing a member ends the wait for the next ones.
 	wctx, cancel := context.WithCancelCause(seqnode.OneAcquisition(ctx))

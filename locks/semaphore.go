@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/recipes/internal/layout"
 	"github.com/zkrecipes/recipes/internal/recipe"
 	"github.com/zkrecipes/recipes/internal/seqnode"
+	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
@@ -139,7 +140,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int) ([]*Hold, bool, error
 func (s *Semaphore) acquire(ctx context.Context, n int, w how) ([]*Hold, bool, error) {
 	start := time.Now()
 	nodes, ok, err := s.take(ctx, n, w)
-	recordAcquisition(ctx, s.sess, "semaphore", s.at.Path, start, ok, err)
+	znode.Of(s.sess).Recorder().Acquisition(ctx, "semaphore", s.at.Path, start, ok, err)
 	if err != nil || !ok {
 		return nil, false, err
 	}

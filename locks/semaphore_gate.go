@@ -117,7 +117,7 @@ func (s *Semaphore) takeGated(ctx context.Context, gate *seqnode.Turn, n int, w 
 
 // leaveGate deletes the gate node of an acquisition that got its leases
 // (or found them busy) without waiting for ZooKeeper's answer, where the
-// session shows what it writes (znode.SentOf): it returns once the delete
+// session shows what it writes (znode.Internals.Sent): it returns once the delete
 // is being written, so that every later request of the session, the next
 // acquisition's gate included, goes out after it and is served after it.
 // The lease's release then shares the delete's round trip. Elsewhere it
@@ -129,7 +129,7 @@ func (s *Semaphore) leaveGate(ctx context.Context, gate *seqnode.Turn, beside fu
 		defer stop()
 		_ = gate.Release(rctx)
 	}
-	sent := znode.SentOf(s.sess)
+	sent := znode.Of(s.sess).Sent()
 	if sent == nil {
 		beside()
 		release()

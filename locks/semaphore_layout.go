@@ -75,7 +75,7 @@ type layoutsKey struct{}
 
 // layoutsOf returns sess's layout checks.
 func layoutsOf(sess *recipes.Session) *layoutChecks {
-	return znode.StateOf(sess).Value(layoutsKey{}, func() any {
+	return znode.Of(sess).State().Value(layoutsKey{}, func() any {
 		return &layoutChecks{m: map[string]layoutCheck{}}
 	}).(*layoutChecks)
 }

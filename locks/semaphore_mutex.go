@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // A SemaphoreMutex is a lock that is not reentrant: Curator's
@@ -63,7 +64,7 @@ func (m *SemaphoreMutex) lock(ctx context.Context, w how) (*Hold, bool, error) {
 	}
 	start := time.Now()
 	nodes, ok, err := m.sem.take(ctx, 1, w)
-	recordAcquisition(ctx, m.sem.sess, m.key.kind, m.sem.at.Path, start, ok, err)
+	znode.Of(m.sem.sess).Recorder().Acquisition(ctx, m.key.kind, m.sem.at.Path, start, ok, err)
 	if err != nil || !ok {
 		return nil, false, err
 	}

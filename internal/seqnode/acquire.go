@@ -29,14 +29,19 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Tu
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, false, err
 	}
-	var t *Turn
-	var err error
+	var p *pass // the goroutines of a session queue locally for a local spec (local.go)
 	if spec.local() {
-		t, err = queueLocally(ctx, sess, spec, wait, func(created func()) (*Turn, error) {
-			return acquire(ctx, sess, spec, wait, created)
-		})
-	} else {
-		t, err = acquire(ctx, sess, spec, wait, nil)
+		var err error
+		if p, err = join(ctx, sess, spec, wait); p == nil {
+			return nil, false, err
+		}
+	}
+	t, err := acquire(ctx, sess, spec, wait, p)
+	switch {
+	case p != nil && err != nil:
+		p.leave()
+	case p != nil:
+		t.OnEnd(func(error) { p.leave() })
 	}
 	if errors.Is(err, errBusy) {
 		return nil, false, nil
@@ -44,13 +49,16 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Tu
 	return t, err == nil, err
 }
 
-// acquire creates our node and takes its turn. created, if not nil, is
-// called when a node is created (again after a requeue) and when acquire
-// returns: only its first call counts.
-func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, created func()) (*Turn, error) {
-	if created != nil {
-		defer created()
-	}
+// acquire creates our node and takes its turn, with the pass p of a local
+// spec (nil otherwise): p.created is called when the first node is created,
+// or when acquire gives up before.
+//
+// The first listing, made in the create's round trip or after it, decides:
+// a free lock's turn is made at once, watching the directory through that
+// listing; a busy one is given up (errBusy) or, if wait is true, waited for
+// (await). A node deleted while it waits is queued again.
+func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, p *pass) (*Turn, error) {
+	defer p.created()
 	for {
 		if err := znode.CtxErr(ctx); err != nil {
 			return nil, err
@@ -58,15 +66,40 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, crea
 		if err := sess.Err(); err != nil {
 			return nil, err
 		}
-		path, first, err := createListed(ctx, sess, spec, NewUUID())
+		path, first, err := create(ctx, sess, spec)
 		if err != nil {
 			return nil, err
 		}
-		if created != nil {
-			created()
+		p.created()
+		var dir watchedListing
+		if first != nil {
+			dir = *first
+		} else {
+			dir, err = listOurs(ctx, sess, spec, UUID(zpath.Base(path)))
 		}
-		var marks []string
-		t, err := take(ctx, sess, spec, path, first, wait, &marks)
+		var t *Turn
+		var marks []string // what a give-up owes when our node is deleted (marks.go)
+		switch at := dir.at; {
+		case err != nil:
+		case at.missing:
+			err = errRequeue
+		case at.turn:
+			t = newTurn(sess, path, dir.token, dir.events, false, false)
+			// A turn whose listing shows no node after ours writes no
+			// mark of its own: a waiter that lists later finds our node
+			// first, so it is second in line, or waits for another node,
+			// and never watches our mark; unless ours is a Write node
+			// (relists), whose waiter second in line needs the mark all
+			// the same.
+			if at.followed || spec.relists() {
+				t.marks = spec.ownMark(nil, path)
+			}
+		case !wait:
+			err = errBusy
+		default:
+			queued(ctx)
+			t, err = await(ctx, sess, spec, path, dir, &marks)
+		}
 		if errors.Is(err, errRequeue) {
 			continue // our node is gone, and with it the right to its marks
 		}
@@ -80,58 +113,25 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, crea
 		if spec.Token != 0 {
 			t.setToken(spec.Token)
 		}
-		if err := t.readToken(ctx, spec.bare()); err != nil {
-			abandon(sess, t)
-			return nil, err
+		if !spec.bare() && t.Token() == 0 {
+			err = t.readToken(ctx)
 		}
 		// A process paused while it waited can wake to the notification
 		// that made it the holder after its session's deadline passed:
-		// that turn is no turn.
-		if err := sess.Err(); err != nil {
-			abandon(sess, t)
-			return nil, err
+		// that turn is no turn. And a wait that saw its turn come and ctx
+		// end at once may have taken either: a ctx that has ended takes
+		// no lock.
+		if err == nil {
+			err = sess.Err()
 		}
-		// A wait that saw its turn come and ctx end at once may have
-		// taken either: a ctx that has ended takes no lock.
-		if err := znode.CtxErr(ctx); err != nil {
+		if err == nil {
+			err = znode.CtxErr(ctx)
+		}
+		if err != nil {
 			abandon(sess, t)
 			return nil, err
 		}
 		return t, nil
-	}
-}
-
-// take takes our node at path from its creation to a Turn, or fails. It
-// starts from first, a listing made in the create's round trip, or lists
-// the directory. If that listing shows we hold (a free lock), the turn is
-// made at once, watching the directory through that listing; if not, take
-// returns errBusy, or, if wait is true, waits (await). A take that gives up
-// while our node may still exist leaves in *marks the marks to write when it
-// is deleted (marks.go).
-func take(ctx context.Context, sess znode.Session, spec Spec, path string, first *rawListing, wait bool, marks *[]string) (*Turn, error) {
-	if first == nil {
-		listed := fetchListing(ctx, sess, spec)
-		first = &listed
-	}
-	dir, err := first.interpret(spec, path)
-	if err != nil {
-		return nil, err
-	}
-	name := zpath.Base(path)
-	switch at := spec.locate(dir.nodes, name); {
-	case at.missing:
-		return nil, errRequeue
-	case at.turn:
-		t := dir.newTurn(sess, spec, path, 0)
-		if spec.relists() || followed(dir.nodes, name) {
-			t.marks = spec.ownMark(nil, path)
-		}
-		return t, nil
-	case !wait:
-		return nil, errBusy
-	default:
-		queued(ctx)
-		return await(ctx, sess, spec, path, dir, at, marks)
 	}
 }
 

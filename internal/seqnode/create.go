@@ -11,83 +11,84 @@ import (
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// createListed creates our node as create does and, on a session whose
-// writes it sees (znode.SentOf), lists the directory in the same round
-// trip: the listing is queued once the create is being written
-// (znode.AfterWrite), so it goes out after the create on that connection,
-// and ZooKeeper, which serves one session's requests in order, answers it
-// after applying the create. The listing is returned only if it shows our
-// node; it does not when the create took more than one try or had to make
-// its parents first, or the connection changed in between. Then the turn
-// lists again, as it does on a session whose writes it does not see, and
-// Sent.Relists counts it.
-func createListed(ctx context.Context, sess znode.Session, spec Spec, uuid string) (string, *rawListing, error) {
+// create makes our protected ephemeral sequential node and returns its
+// path. If a create's reply is lost, the next try first looks for the node
+// by its UUID, so a retry never leaves a second node.
+//
+// On a session whose writes it sees (znode.Internals.Sent), create also
+// lists the directory in the same round trip: the listing is queued once
+// the create is being written (znode.AfterWrite), so it goes out after the
+// create on that connection, and ZooKeeper, which serves one session's
+// requests in order, answers it after applying the create. The listing is
+// returned only if it shows our node; it does not when the create took more
+// than one try or had to make its parents first, or the connection changed
+// in between. Then the turn lists again, as it does on a session whose
+// writes it does not see, and Sent.Relists counts it.
+func create(ctx context.Context, sess znode.Session, spec Spec) (string, *watchedListing, error) {
 	// The path the create sends: a sequential node's without the sequence
 	// ZooKeeper appends, or, for a downgrade, with the write node's
 	// (Spec.Sequence), which puts the read node at the write node's place
 	// in the queue (Curator 5.5's CURATOR-621 fix); that node is then plain
 	// ephemeral.
+	uuid := NewUUID()
 	name := zpath.Join(spec.Dir, ProtectedName(uuid, spec.Prefix)+spec.Sequence)
-	done := znode.AfterWrite(ctx, sess, name, func(ctx context.Context) rawListing {
-		return fetchListing(ctx, sess, spec)
-	})
-	path, err := create(ctx, sess, spec, uuid, name)
-	first, listed := done(err)
-	switch {
-	case err != nil:
-		return "", nil, err
-	case listed && first.shows(path):
-		return path, &first, nil
-	}
-	if sent := znode.SentOf(sess); sent != nil {
-		sent.Relisted()
-	}
-	return path, nil, nil
-}
-
-// create makes our protected ephemeral sequential node, sending name (with
-// uuid in it), and returns its path. If a create's reply is lost, the next
-// try first looks for the node by its UUID, so a retry never leaves a
-// second node.
-func create(ctx context.Context, sess znode.Session, spec Spec, uuid, name string) (string, error) {
 	flags := int32(zk.FlagEphemeralSequential)
 	if spec.Sequence != "" {
 		flags = zk.FlagEphemeral
 	}
+	type listed struct {
+		dir watchedListing
+		err error
+	}
+	list := znode.AfterWrite(ctx, sess, name, func(ctx context.Context) listed {
+		dir, err := listOurs(ctx, sess, spec, uuid)
+		return listed{dir, err}
+	})
 	var path string
-	sent := false
+	tried := false
 	err := sess.Retry(ctx, func(conn *zk.Conn) error {
-		if sent {
+		if tried {
 			p, err := findOurs(conn, sess, spec.Dir, uuid)
 			if err != nil || p != "" {
 				path = p
 				return err
 			}
 		}
-		sent = true
+		tried = true
 		p, err := znode.Create(conn, name, flags, spec.Data, znode.ACLsFor(sess, spec.top()))
 		path = p
 		return err
 	})
-	if err != nil && sent {
-		// We stopped after a create that may have been applied; find the
-		// node and delete it once ZooKeeper can be reached (Curator's
-		// CURATOR-45 cleanup).
-		sess.Go(func() {
-			_ = sess.Retry(context.Background(), func(conn *zk.Conn) error {
-				p, err := findByUUID(conn, spec.Dir, uuid)
-				if err != nil || p == "" {
-					return err
-				}
-				return znode.IgnoreNoNode(znode.Delete(conn, p))
-			})
+	first, ok := list(err)
+	switch {
+	case err != nil && tried:
+		// We stopped after a create that may have been applied.
+		deleteLost(sess, spec.Dir, uuid)
+		return "", nil, fmt.Errorf("create node in %s: %w", spec.Dir, err)
+	case err != nil:
+		return "", nil, fmt.Errorf("create node in %s: %w", spec.Dir, err)
+	case ok && first.err == nil && first.dir.name == zpath.Base(path):
+		return path, &first.dir, nil
+	}
+	if sent := znode.Of(sess).Sent(); sent != nil {
+		sent.Relisted()
+	}
+	return path, nil, nil
+}
+
+// deleteLost finds the node with uuid that a create may have made, and
+// deletes it once ZooKeeper can be reached (Curator's CURATOR-45 cleanup),
+// in the background.
+func deleteLost(sess znode.Session, dir, uuid string) {
+	sess.Go(func() {
+		_ = sess.Retry(context.Background(), func(conn *zk.Conn) error {
+			p, err := findByUUID(conn, dir, uuid)
+			if err != nil || p == "" {
+				return err
+			}
+			return znode.IgnoreNoNode(znode.Delete(conn, p))
 		})
-		return "", fmt.Errorf("create node in %s: %w", spec.Dir, err)
-	}
-	if err != nil {
-		return "", fmt.Errorf("create node in %s: %w", spec.Dir, err)
-	}
-	return path, nil
+	})
 }
 
 // findOurs looks for the node a lost create reply may have made. A node

@@ -10,45 +10,50 @@
 // One line per step, caller first; file names are this package's unless a
 // package is named. The lock is free, so the first listing says we hold.
 //
-//	locks.Mutex.Lock       locks/mutex.go    refuses a nil ctx, then acquire
-//	locks.acquire          locks/acquire.go  re-enters a hold ctx carries (reenter), else:
-//	Acquire                acquire.go        an Exclusive or Gate node queues in the process first
-//	queueLocally           local.go          the session's queue for this lock: the pass comes at once
-//	acquire                acquire.go        the loop: create, take the turn, check the token and the session
-//	createListed           create.go         the listing goes out behind the create (znode.AfterWrite)
-//	create                 create.go         the protected ephemeral sequential create (znode.Create)
-//	take                   acquire.go        reads the first listing and places our node
-//	rawListing.interpret   listing.go        refuses another recipe's directory, sorts, proves the token
-//	Spec.locate            place.go          the Predicate decides: our turn
-//	watchedListing.newTurn listing.go        the Turn, watching the directory through that listing
-//	startTurn              turn.go           starts the goroutine that follows the loss watch (Turn.follow)
-//	locks.newHold          locks/hold.go     the hold: its Context, its telemetry
+//	locks.Mutex.Lock     locks/mutex.go    refuses a nil ctx, then acquire
+//	locks.acquire        locks/acquire.go  re-enters a hold ctx carries, else asks the engine and records it
+//	Acquire              acquire.go        an Exclusive or Gate node queues in the process first
+//	join                 local.go          the session's queue for this lock: the pass comes at once
+//	acquire              acquire.go        the loop: create, decide by the first listing, check token and session
+//	create               create.go         the protected ephemeral sequential create (znode.Create),
+//	                                       with the listing behind it in its round trip (znode.AfterWrite)
+//	listOurs             listing.go        refuses another recipe's directory, sorts (ParseAll), finds our
+//	                                       node by its UUID, places it (Spec.locate), proves the token
+//	pass.created         local.go          the next goroutine of the session may create its node
+//	newTurn              turn.go           the Turn, with the listing's directory watch: starts Turn.follow
+//	locks.newHold        locks/hold.go     the hold: its Context, its telemetry (Turn.OnEnd, Turn.AfterRevoke)
 //
-//	locks.Hold.Release     locks/hold.go     the outermost Release lets go
-//	nodeBacking.release    locks/backing.go  a hold of one node lets go of its turn
-//	Turn.Release           release.go        deletes our node (with its mark: marks.go), then ends
-//	Turn.delete            release.go        the delete, across lost connections (Session.Retry)
+//	locks.Hold.Release   locks/hold.go     the outermost Release lets go
+//	nodeBacking.release  locks/backing.go  a hold of one node lets go of its turn
+//	Turn.Release         release.go        deletes our node across lost connections (Session.Retry),
+//	                                       with its mark (marks.go), then ends the turn
+//	pass.leave           local.go          at the turn's end: the session's next goroutine gets its pass
+//
+// Those are the functions on the way that call others of the module (20, in
+// locks, seqnode and znode, besides the root's Session: make enginepath
+// counts them); the rest are leaves (names.go's parsing, predicate.go,
+// signal.go, znode's accessors).
 //
 // Every ZooKeeper request goes through the session's Retry (package
 // recipes), and each read or write is a few lines of package znode. When
-// the lock is not free, take hands the first listing to await (waiter.go),
+// the lock is not free, acquire hands the first listing to await (waiter.go),
 // which waits for the node ahead and takes the turn when it goes.
 //
 // # Where things happen
 //
 //   - A node's turn is decided by the recipe's Predicate (predicate.go:
 //     FirstN, AtMost; the RWMutex's are in package locks), applied to a
-//     listing by Spec.locate (place.go): to the first listing (take), or to
-//     a later one (waiter.locateBy, from waiter.waitDir or
-//     waiter.afterGone). A waiter whose node ahead goes takes its turn with
+//     listing by Spec.locate (place.go): to every listing of the directory
+//     (listOurs), and to the children a waiter reads once the node it waited
+//     for is gone (waiter.locateBy, from waiter.afterGone). A waiter whose node ahead goes takes its turn with
 //     no listing (waiter.afterGone) if that node was the last ahead of it or
 //     its release was marked (marks.go), and no connection was lost since
 //     the waiter watched its own node (ownWatch.current, ownwatch.go).
 //   - The loss watch is a ZooKeeper watch that the Turn is handed when it is
 //     made: the directory watch of the listing that decided it
-//     (fetchListing), or, for a turn that waited, the watch of our own
+//     (listOurs), or, for a turn that waited, the watch of our own
 //     node's data that the waiter set (waiter.watchAhead, watchOwn).
-//     startTurn (turn.go) starts the goroutine that follows it (Turn.follow,
+//     newTurn (turn.go) starts the goroutine that follows it (Turn.follow,
 //     losswatch.go). A turn that follows the directory reads its node and
 //     watches its data at the first change there, or when Revoked asks
 //     (Turn.toData). The session's end is a loss too.

@@ -56,12 +56,7 @@ type localQueues struct {
 // localsKey keeps a session's localQueues in its znode.State.
 type localsKey struct{}
 
-// localsOf returns sess's local queues.
-func localsOf(sess znode.Session) *localQueues {
-	return znode.StateOf(sess).Value(localsKey{}, func() any {
-		return &localQueues{m: map[localKey]*localQueue{}}
-	}).(*localQueues)
-}
+func newLocalQueues() any { return &localQueues{m: map[localKey]*localQueue{}} }
 
 // giveLocked gives the next pass, if one is free and no node is being
 // created.
@@ -75,100 +70,95 @@ func (q *localQueue) giveLocked() {
 	close(q.creating)
 }
 
-// join puts the calling goroutine in line for a pass on the lock and
-// returns a channel that is closed when the pass comes. If wait is false and
-// the pass does not come at once, it leaves and returns nil.
-func (locals *localQueues) join(k localKey, wait bool) <-chan struct{} {
-	locals.Lock()
-	defer locals.Unlock()
-	q := locals.m[k]
-	if q == nil {
-		q = &localQueue{free: localInZK}
-		locals.m[k] = q
-	}
-	pass := make(chan struct{})
-	q.waiting = append(q.waiting, pass)
-	q.giveLocked()
-	if q.creating != pass && !wait {
-		q.waiting = q.waiting[:len(q.waiting)-1]
-		if q.users == 0 {
-			delete(locals.m, k)
-		}
-		return nil
-	}
-	q.users++
-	return pass
+// A pass is one goroutine's place in a local queue, from join to leave.
+type pass struct {
+	locals *localQueues
+	k      localKey
+	ch     chan struct{} // closed when the pass comes
 }
 
-// created records that the goroutine of pass has created its node (or
-// failed to): the next pass may be given. Calls after the first do nothing.
-func (locals *localQueues) created(k localKey, pass <-chan struct{}) {
+// join puts the calling goroutine in line for a pass on the lock of spec,
+// and waits for it. An Acquire that does not wait gets neither a pass nor
+// an error unless the pass comes at once. The pass is handed on by leave,
+// which its holder must call once it is done: when its Turn ends, or at
+// once if it fails.
+func join(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*pass, error) {
+	locals := znode.Of(sess).State().Value(localsKey{}, newLocalQueues).(*localQueues)
+	p := &pass{locals: locals, k: localKey{dir: spec.Dir, prefix: spec.Prefix}, ch: make(chan struct{})}
 	locals.Lock()
-	defer locals.Unlock()
-	if q := locals.m[k]; q != nil && q.creating == pass {
+	q := locals.m[p.k]
+	if q == nil {
+		q = &localQueue{free: localInZK}
+		locals.m[p.k] = q
+	}
+	q.waiting = append(q.waiting, p.ch)
+	q.giveLocked()
+	if q.creating != p.ch && !wait {
+		q.waiting = q.waiting[:len(q.waiting)-1]
+		if q.users == 0 {
+			delete(locals.m, p.k)
+		}
+		locals.Unlock()
+		return nil, nil
+	}
+	q.users++
+	locals.Unlock()
+	select {
+	case <-p.ch:
+		return p, nil
+	default:
+		queued(ctx) // others of this session are ahead
+	}
+	select {
+	case <-p.ch:
+		return p, nil
+	case <-ctx.Done():
+		p.leave() // hands on a pass that came meanwhile
+		return nil, znode.CtxErr(ctx)
+	}
+}
+
+// created records that the goroutine of the pass has created its node (or
+// failed to): the next pass may be given. Calls after the first do nothing,
+// and so does a call on a nil pass (a lock not queued locally).
+func (p *pass) created() {
+	if p == nil {
+		return
+	}
+	p.locals.Lock()
+	defer p.locals.Unlock()
+	if q := p.locals.m[p.k]; q != nil && q.creating == p.ch {
 		q.creating = nil
 		q.giveLocked()
 	}
 }
 
-// leave takes the calling goroutine out of the queue, handing on its
+// leave takes the pass's goroutine out of the queue, handing on its
 // pass if it had one.
-func (locals *localQueues) leave(k localKey, pass <-chan struct{}) {
-	locals.Lock()
-	defer locals.Unlock()
-	q := locals.m[k]
+func (p *pass) leave() {
+	p.locals.Lock()
+	defer p.locals.Unlock()
+	q := p.locals.m[p.k]
 	select {
-	case <-pass:
+	case <-p.ch:
 		q.free++
-		if q.creating == pass {
+		if q.creating == p.ch {
 			q.creating = nil
 		}
 	default:
-		q.waiting = slices.DeleteFunc(q.waiting, func(c chan struct{}) bool { return c == pass })
+		q.waiting = slices.DeleteFunc(q.waiting, func(c chan struct{}) bool { return c == p.ch })
 	}
 	q.giveLocked()
 	if q.users--; q.users == 0 {
-		delete(locals.m, k)
+		delete(p.locals.m, p.k)
 	}
-}
-
-// queueLocally waits for this goroutine's pass, then calls run; an Acquire
-// that does not wait gets errBusy unless the pass comes at once. run calls
-// created when its node is created, or when it has given up creating one;
-// it may call it again (after a requeue), and only the first call counts.
-// The pass is handed on when the Turn run returns ends, or at once if run
-// fails.
-func queueLocally(ctx context.Context, sess znode.Session, spec Spec, wait bool, run func(created func()) (*Turn, error)) (*Turn, error) {
-	locals, k := localsOf(sess), localKey{dir: spec.Dir, prefix: spec.Prefix}
-	pass := locals.join(k, wait)
-	if pass == nil {
-		return nil, errBusy
-	}
-	select {
-	case <-pass:
-	default:
-		queued(ctx) // others of this session are ahead
-	}
-	select {
-	case <-pass:
-	case <-ctx.Done():
-		locals.leave(k, pass) // hands on a pass that came meanwhile
-		return nil, znode.CtxErr(ctx)
-	}
-	t, err := run(func() { locals.created(k, pass) })
-	if err != nil {
-		locals.leave(k, pass)
-		return nil, err
-	}
-	t.OnEnd(func(error) { locals.leave(k, pass) })
-	return t, nil
 }
 
 // LocalQueued returns how many goroutines of sess are queued for the lock of
 // spec in this process, the one holding it and those in ZooKeeper included.
 // Tests and benchmarks use it to see that a goroutine is in line.
 func LocalQueued(sess znode.Session, spec Spec) int {
-	locals := localsOf(sess)
+	locals := znode.Of(sess).State().Value(localsKey{}, newLocalQueues).(*localQueues)
 	locals.Lock()
 	defer locals.Unlock()
 	if q := locals.m[localKey{dir: spec.Dir, prefix: spec.Prefix}]; q != nil {

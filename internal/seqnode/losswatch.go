@@ -19,7 +19,7 @@ func (t *Turn) lost(cause error) {
 // the delete's answer says how the turn ended (the event may be that
 // delete's own doing).
 func (t *Turn) lostUnlessReleasing(cause error) {
-	if !t.isReleasing() {
+	if !t.releasing.Load() {
 		t.lost(cause)
 	}
 }
@@ -35,12 +35,6 @@ func (t *Turn) lostUnlessReleased(cause error) {
 	if !released {
 		t.lost(cause)
 	}
-}
-
-func (t *Turn) isReleasing() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.releasing
 }
 
 // follow follows our node until the turn is released or lost.
@@ -60,7 +54,7 @@ func (t *Turn) follow(ctx context.Context, events <-chan zk.Event, dataWatch boo
 		case <-toData:
 		case e := <-events:
 			switch {
-			case t.isReleasing():
+			case t.releasing.Load():
 				return // our own delete's doing, perhaps: it has the last word
 			case e.Type == zk.EventNotWatching:
 				t.lost(znode.WatchStopped(t.sess, e.Err))

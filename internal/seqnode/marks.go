@@ -183,13 +183,3 @@ func (s Spec) ownMark(owed []string, path string) []string {
 	}
 	return append(owed, MarkOf(path))
 }
-
-// followed reports whether a listing that shows our node holding shows a
-// node after it. If not, the turn needs no mark of its own: a waiter that
-// lists later finds our node first, so it is second in line, or waits for
-// another node, and never watches our mark; unless it is a Write node (Spec.relists),
-// whose waiter second in line needs the mark all the same.
-func followed(nodes []Node, name string) bool {
-	i := Index(nodes, name)
-	return i >= 0 && i < len(nodes)-1
-}

@@ -10,6 +10,7 @@ import (
 type place struct {
 	turn      bool
 	missing   bool     // our node is not in the listing
+	followed  bool     // a node comes after ours in the listing
 	watch     string   // name of the node to watch
 	also      []string // names of the other nodes to watch, with WaitAll
 	all       bool     // WaitAll named them: we hold once all are gone, with no read
@@ -21,23 +22,25 @@ type place struct {
 // so what it keeps.
 const MaxWaitAll = 16
 
-// locate applies the predicate to a listing, for our node name.
-func (s Spec) locate(nodes []Node, name string) place {
-	ours := Index(nodes, name)
+// locate applies the predicate to a listing, for our node at index ours
+// (-1: not in it).
+func (s Spec) locate(nodes []Node, ours int) place {
 	if ours < 0 {
 		return place{missing: true}
 	}
+	followed := ours < len(nodes)-1
 	holds, w := s.Predicate(nodes, ours)
 	switch {
 	case holds:
-		return place{turn: true}
+		return place{turn: true, followed: followed}
 	case w == WatchDir:
-		return place{}
+		return place{followed: followed}
 	}
 	if p, ok := s.locateAll(nodes, ours); ok {
+		p.followed = followed
 		return p
 	}
-	p := place{watch: nodes[w].Name, ofOurKind: nodes[w].Prefix == s.Prefix}
+	p := place{watch: nodes[w].Name, ofOurKind: nodes[w].Prefix == s.Prefix, followed: followed}
 	p.turnAfter = s.turnWithout(nodes, ours, w)
 	return p
 }

@@ -53,8 +53,8 @@ func TestPlace(t *testing.T) {
 		nodes []Node
 		want  place
 	}{
-		{"mutex, first", mutex, names("me", "b"), place{turn: true}},
-		{"mutex, second: holds once the holder goes", mutex, names("a", "me", "c"), place{watch: "a", ofOurKind: true, turnAfter: true}},
+		{"mutex, first", mutex, names("me", "b"), place{turn: true, followed: true}},
+		{"mutex, second: holds once the holder goes", mutex, names("a", "me", "c"), place{watch: "a", ofOurKind: true, turnAfter: true, followed: true}},
 		{"mutex, third: another is ahead", mutex, names("a", "b", "me"), place{watch: "b", ofOurKind: true}},
 		{"gone from the listing", mutex, names("a", "b"), place{missing: true}},
 		{"first two hold", two, names("a", "me"), place{turn: true}},
@@ -66,7 +66,7 @@ func TestPlace(t *testing.T) {
 		{"wait for all: not named, as Holds says", all, names("a", "me"), place{watch: "a", ofOurKind: true, turnAfter: true}},
 		{"lease over the maximum watches the directory", lease, names("a", "b", "me"), place{}},
 	} {
-		assert.Equal(t, c.want, c.spec.locate(c.nodes, "me"), c.name)
+		assert.Equal(t, c.want, c.spec.locate(c.nodes, Index(c.nodes, "me")), c.name)
 	}
 }
 
@@ -99,6 +99,6 @@ func TestTokenFromListing(t *testing.T) {
 		{"read/write: a writer created after ours is listed", rw, stat, []Node{node("me", "__READ__", 7), node("w", "__WRIT__", 8)}, 0},
 		{"read/write: our node is a downgrade node", downgrade, stat, []Node{node("me", "__READ__", 7)}, 0},
 	} {
-		assert.Equal(t, c.want, tokenFromListing(c.spec, c.stat, c.nodes, "me"), c.name)
+		assert.Equal(t, c.want, tokenFromListing(c.spec, c.stat, c.nodes, Index(c.nodes, "me")), c.name)
 	}
 }

@@ -11,9 +11,9 @@ import (
 // the try and the wait the caller is in no queue, so a later arrival can get
 // ahead of it. So the caller puts a function in the acquisition's context
 // (WithQueued), and the engine calls it once the acquisition has its place
-// in line and the lock is not its own yet: in take, when the first listing
-// shows others ahead of our node, which exists by then; in queueLocally, when
-// other goroutines of the session are ahead in the process.
+// in line and the lock is not its own yet: in acquire, when the first
+// listing shows others ahead of our node, which exists by then; in join,
+// when other goroutines of the session are ahead in the process.
 
 // queuedKey carries, in a context, the function that WithQueued put there.
 type queuedKey struct{}

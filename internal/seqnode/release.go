@@ -23,38 +23,14 @@ import (
 // for the watcher (or a read of our node it has in flight) to end.
 func (t *Turn) Release(ctx context.Context) error {
 	t.mu.Lock()
-	t.releasing = true
-	t.mu.Unlock()
-	err := t.delete(ctx)
-	if err == nil {
-		t.mu.Lock()
-		t.released = true
-		t.mu.Unlock()
-	}
-	t.stop()
-	t.wg.Wait()
-	if !errors.Is(err, ErrLost) {
-		if earlier := t.end(ErrReleased); earlier != nil {
-			return earlier
-		}
-		return err
-	}
-	if earlier := t.end(err); earlier != nil {
-		return earlier
-	}
-	return err
-}
-
-// delete deletes our node. Its error wraps ErrLost if the node was gone
-// already: deleted by someone else, or with the session. Only the first
-// try's "no node" proves that; after a retry it may be our own delete,
-// applied before its reply was lost.
-func (t *Turn) delete(ctx context.Context) error {
-	t.mu.Lock()
+	t.releasing.Store(true)
 	marks := t.marks
 	t.mu.Unlock()
+	// Only the first try's "no node" proves the node was gone already:
+	// after a retry it may be our own delete, applied before its reply was
+	// lost.
 	first, gone := true, false
-	del := func(conn *zk.Conn) error {
+	err := t.sess.Retry(ctx, func(conn *zk.Conn) error {
 		var err error
 		if len(marks) > 0 {
 			err = deleteMarked(conn, t.path, marks, t.sess.ACL())
@@ -77,21 +53,34 @@ func (t *Turn) delete(ctx context.Context) error {
 		}
 		first = false
 		return err
-	}
-	err := t.sess.Retry(ctx, del)
+	})
 	switch sessErr := t.sess.Err(); {
 	case gone:
-		return fmt.Errorf("%w: node %s was deleted", ErrLost, t.path)
+		err = fmt.Errorf("%w: node %s was deleted", ErrLost, t.path)
 	case err != nil && sessErr != nil && errors.Is(err, sessErr):
 		// The session ended while we held: the node died with it, unless
 		// the caller's connection (NewSession) kept its ZooKeeper session,
 		// which Session.Delete still deletes it on if it can.
 		_ = t.sess.Delete(ctx, t.path)
-		return fmt.Errorf("%w: %w", ErrLost, sessErr)
+		err = fmt.Errorf("%w: %w", ErrLost, sessErr)
 	case err != nil && ctx.Err() != nil:
 		// Hand the delete to the session, which goes on in the
 		// background.
-		return t.sess.Delete(ctx, t.path)
+		err = t.sess.Delete(ctx, t.path)
+	}
+	if err == nil {
+		t.mu.Lock()
+		t.released = true
+		t.mu.Unlock()
+	}
+	t.stop()
+	t.wg.Wait()
+	why := ErrReleased
+	if errors.Is(err, ErrLost) {
+		why = err
+	}
+	if earlier, first := t.ended.fire(why); !first {
+		return earlier
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -44,26 +45,32 @@ type Turn struct {
 	marks     []string   // the marks the release's delete writes (marks.go)
 	token     int64      // 0 until known
 	dataAsked bool       // toData has been signalled
-	releasing bool       // Release has begun: its delete has the last word
 	released  bool       // Release's delete was confirmed
+
+	// releasing is set, under mu, when Release begins: its delete has the
+	// last word. The watcher reads it without mu.
+	releasing atomic.Bool
 }
 
 // bareTurn is the turn of a node that only its recipe uses (a Gate): it
 // has no token and watches nothing but the session.
 func bareTurn(sess znode.Session, path string) *Turn {
-	return startTurn(sess, path, 0, nil, false, false)
+	return newTurn(sess, path, 0, nil, false, false)
 }
 
 // ownTurn is the turn of a node that waited: it goes on with the waiter's
 // watch of the node's data, and its token is the node's creation zxid.
 // revoked says that a revocation request came while it waited.
 func ownTurn(sess znode.Session, path string, own *ownWatch, revoked bool) *Turn {
-	return startTurn(sess, path, own.stat.Czxid, own.events, true, revoked)
+	return newTurn(sess, path, own.stat.Czxid, own.events, true, revoked)
 }
 
-// startTurn starts watching: events come from our node's data watch when
-// dataWatch is true, else from the directory's child watch.
-func startTurn(sess znode.Session, path string, token int64, events <-chan zk.Event, dataWatch, revoked bool) *Turn {
+// newTurn starts the turn of our node at path, with its token (0 if not
+// known yet; a bare turn has none) and the watch it goes on with: events
+// come from our node's data watch when dataWatch is true, else from the
+// directory's child watch (nil: the turn watches only the session).
+// revoked says that a revocation request came while it waited.
+func newTurn(sess znode.Session, path string, token int64, events <-chan zk.Event, dataWatch, revoked bool) *Turn {
 	ctx, stop := context.WithCancel(context.Background())
 	t := &Turn{
 		sess:      sess,
@@ -100,12 +107,9 @@ func (t *Turn) Token() int64 {
 	return t.token
 }
 
-// readToken reads the token, unless the listing or the watch that made the
-// hold showed it already, or the turn is bare.
-func (t *Turn) readToken(ctx context.Context, bare bool) error {
-	if bare || t.Token() != 0 {
-		return nil
-	}
+// readToken reads the token: the listing or the watch that made the turn
+// did not show it.
+func (t *Turn) readToken(ctx context.Context) error {
 	st, err := znode.Stat(ctx, t.sess, t.path)
 	switch {
 	case err != nil:
@@ -180,7 +184,7 @@ func (t *Turn) WatchNode() {
 func (t *Turn) Unmarked() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.releasing {
+	if t.releasing.Load() {
 		return false
 	}
 	t.marks = slices.DeleteFunc(slices.Clone(t.marks), func(m string) bool { return m == MarkOf(t.path) })

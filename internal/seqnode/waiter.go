@@ -11,8 +11,8 @@ import (
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// await waits, from the first listing that take made, until the predicate
-// says we hold; take calls it only when the lock is not free. A waiter
+// await waits, from the first listing that acquire made, until the predicate
+// says we hold; acquire calls it only when the lock is not free. A waiter
 // watches the one node the predicate names and, in the same round trip, its
 // own node.
 //
@@ -25,8 +25,8 @@ import (
 // or a node may come ahead of ours: Write) we hold with no read if the
 // release marked the node (marks.go), and read the children once more if
 // not. Either way a waiter's memory does not grow with the queue.
-func await(ctx context.Context, sess znode.Session, spec Spec, path string, dir watchedListing, at place, marks *[]string) (_ *Turn, err error) {
-	w := newWaiter(sess, spec, path, dir, at, marks)
+func await(ctx context.Context, sess znode.Session, spec Spec, path string, dir watchedListing, marks *[]string) (_ *Turn, err error) {
+	w := newWaiter(sess, spec, path, dir, marks)
 	defer func() {
 		if err != nil && !errors.Is(err, errRequeue) {
 			w.giveUp()
@@ -62,22 +62,20 @@ type waiter struct {
 	dir     watchedListing // the last listing that watches the directory; its nodes are dropped
 	token   int64          // our token, once a listing or a read proved it
 	at      place          // where the last listing puts our node
-	behind  bool           // that listing has nodes after ours
 	own     *ownWatch      // the watch of our own node, once we have waited for a node
 	stale   bool           // own must be set again: a connection was lost since (ownWatch.current)
 	mark    *markWatch     // the mark watch of the node we wait for, if any
 	revoked bool           // a revocation request came while we waited
 }
 
-// newWaiter starts a waiter from dir, the turn's first listing, which puts
-// our node at.
-func newWaiter(sess znode.Session, spec Spec, path string, dir watchedListing, at place, marks *[]string) *waiter {
+// newWaiter starts a waiter from dir, the turn's first listing.
+func newWaiter(sess znode.Session, spec Spec, path string, dir watchedListing, marks *[]string) *waiter {
 	w := &waiter{sess: sess, spec: spec, path: path, name: zpath.Base(path), marks: marks}
 	// The first listing, made right after our create, may prove our
 	// token (tokenFromListing); a later one proves one only when no lock
 	// node was created after ours.
 	w.token = dir.token
-	w.at, w.behind = at, followed(dir.nodes, w.name)
+	w.at = dir.at
 	dir.nodes = nil // a waiter keeps no listing
 	w.dir = dir
 	return w
@@ -85,7 +83,7 @@ func newWaiter(sess znode.Session, spec Spec, path string, dir watchedListing, a
 
 // locateBy puts our node where the listing nodes says.
 func (w *waiter) locateBy(nodes []Node) {
-	w.at, w.behind = w.spec.locate(nodes, w.name), followed(nodes, w.name)
+	w.at = w.spec.locate(nodes, Index(nodes, w.name))
 }
 
 // newTurn is the Turn of our node, which its place says holds.
@@ -97,8 +95,12 @@ func (w *waiter) newTurn() *Turn {
 	case w.own != nil:
 		t = ownTurn(w.sess, w.path, w.own, w.revoked)
 	default:
-		t = w.dir.newTurn(w.sess, w.spec, w.path, w.token)
-		if !w.behind && !w.spec.relists() {
+		token := w.token
+		if w.dir.token != 0 {
+			token = w.dir.token
+		}
+		t = newTurn(w.sess, w.path, token, w.dir.events, false, false)
+		if !w.at.followed && !w.spec.relists() {
 			t.marks = *w.marks
 			return t
 		}
@@ -131,11 +133,11 @@ func (w *waiter) waitDir(ctx context.Context) error {
 	if err := waitDirChange(ctx, w.sess, w.spec, w.dir.events); err != nil {
 		return err
 	}
-	dir, err := listWatched(ctx, w.sess, w.spec, w.path)
+	dir, err := listOurs(ctx, w.sess, w.spec, UUID(w.name))
 	if err != nil {
 		return err
 	}
-	w.locateBy(dir.nodes)
+	w.at = dir.at
 	dir.nodes = nil
 	w.dir = dir
 	return nil
@@ -185,7 +187,7 @@ func (w *waiter) afterGone(ctx context.Context) error {
 		}
 		w.revoked = w.revoked || w.own.revokes()
 		// Others may have queued behind us while we waited.
-		w.at, w.behind = place{turn: true}, true
+		w.at = place{turn: true, followed: true}
 		return nil
 	}
 	if !trusted && countsDisconnects(w.sess) {
@@ -364,5 +366,5 @@ func watchNode(ctx context.Context, sess znode.Session, spec Spec, target string
 // the outer acquire's context (as Curator's per-thread reentrancy would
 // let it) waits for itself, forever without a deadline.
 func waitsForOwnSession(ctx context.Context, sess znode.Session, spec Spec, target string) {
-	znode.RecorderOf(sess).WaitsForOwnSession(ctx, zpath.Outside(sess.Chroot(), spec.Dir), zpath.Outside(sess.Chroot(), target))
+	znode.Of(sess).Recorder().WaitsForOwnSession(ctx, zpath.Outside(sess.Chroot(), spec.Dir), zpath.Outside(sess.Chroot(), target))
 }

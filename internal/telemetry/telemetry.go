@@ -81,10 +81,20 @@ func New(mp metric.MeterProvider, log *slog.Logger) *Recorder {
 // Logger is where the recipes log.
 func (r *Recorder) Logger() *slog.Logger { return r.log }
 
-// Acquisition records an acquisition of recipe at path that ended with
-// result after waiting since start.
-func (r *Recorder) Acquisition(ctx context.Context, recipe, path, result string, start time.Time, err error) {
+// Acquisition records an acquisition of recipe at path, begun at start,
+// that returned ok and err on ctx: acquired, busy (a try), canceled (ctx
+// ended) or failed.
+func (r *Recorder) Acquisition(ctx context.Context, recipe, path string, start time.Time, ok bool, err error) {
 	d := time.Since(start)
+	result := Acquired
+	switch {
+	case err != nil && ctx.Err() != nil:
+		result = Canceled
+	case err != nil:
+		result = Failed
+	case !ok:
+		result = Busy
+	}
 	attrs := metric.WithAttributes(attribute.String("recipe", recipe), attribute.String("result", result))
 	r.acquisitions.Add(ctx, 1, attrs)
 	r.wait.Record(ctx, d.Seconds(), attrs)

@@ -119,7 +119,10 @@ func RefusedMulti(res []zk.MultiResponse, err error, ops []any) error {
 // Delete deletes the node at path, any version, as conn.Delete does, with a
 // refusal naming its parent.
 func Delete(conn *zk.Conn, path string) error {
-	return RefusedDelete(conn.Delete(path, -1), path)
+	if err := conn.Delete(path, -1); err != nil {
+		return RefusedDelete(err, path)
+	}
+	return nil
 }
 
 // Set writes data to the node at path if its version is version (-1: any),

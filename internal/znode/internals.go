@@ -11,8 +11,7 @@ import "github.com/zkrecipes/recipes/internal/telemetry"
 // method of Internals is unexported, so the Session satisfies Session, which
 // asks for it, while nothing of Internals enters the Session's public API,
 // and the internal packages reach a session's internals through plain
-// functions (RecorderOf, SentOf, StateOf) rather than lookups set up at
-// init.
+// function (Of) rather than lookups set up at init.
 type Internals struct {
 	rec   *telemetry.Recorder
 	sees  bool // the session sees what it writes: Connect made its connection
@@ -21,7 +20,7 @@ type Internals struct {
 }
 
 // NewInternals returns a session's internals: rec records for it, and
-// seesWrites says whether its writes are shown to SentOf's Sent.
+// seesWrites says whether its writes are shown to its Sent.
 func NewInternals(rec *telemetry.Recorder, seesWrites bool) *Internals {
 	return &Internals{rec: rec, sees: seesWrites}
 }
@@ -31,18 +30,20 @@ func (in *Internals) internals() *Internals { return in }
 // What a type embedding *Internals gets: the method Session asks for.
 var _ interface{ internals() *Internals } = (*Internals)(nil)
 
-// RecorderOf returns the recorder of sess.
-func RecorderOf(sess Session) *telemetry.Recorder { return sess.internals().rec }
+// Of returns the internals of sess.
+func Of(sess Session) *Internals { return sess.internals() }
 
-// SentOf returns the Sent of sess's connection, or nil if the recipes do
+// Recorder is where the recipes record what they do on the session.
+func (in *Internals) Recorder() *telemetry.Recorder { return in.rec }
+
+// Sent is the Sent of the session's connection, or nil if the recipes do
 // not see what it writes (a session over the caller's *zk.Conn).
-func SentOf(sess Session) *Sent {
-	in := sess.internals()
+func (in *Internals) Sent() *Sent {
 	if !in.sees {
 		return nil
 	}
 	return &in.sent
 }
 
-// StateOf returns what the recipe packages keep for sess.
-func StateOf(sess Session) *State { return &sess.internals().state }
+// State is what the recipe packages keep for the session.
+func (in *Internals) State() *State { return &in.state }

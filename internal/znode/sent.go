@@ -27,15 +27,21 @@ type Sent struct {
 // being written, and the func that stops waiting. One wait per path at a
 // time.
 func (s *Sent) Wait(path string) (written <-chan struct{}, stop func()) {
+	ch := s.wait(path)
+	return ch, func() { s.done(path, ch, false) }
+}
+
+// wait is Wait's channel; done(path, ch, false) stops the wait.
+func (s *Sent) wait(path string) chan struct{} {
 	ch := make(chan struct{})
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.waiting == nil {
 		s.waiting = map[string]chan struct{}{}
 	}
 	s.waiting[path] = ch
 	s.waiters.Add(1)
-	s.mu.Unlock()
-	return ch, func() { s.done(path, ch, false) }
+	return ch
 }
 
 // Written is given every packet the session writes to its connection,
@@ -91,14 +97,14 @@ func (s *Sent) Relists() int64 { return s.relists.Load() }
 // applied (the connection changed in between) may not show it: the caller
 // checks that it does.
 func AfterWrite[T any](ctx context.Context, sess Session, path string, read func(context.Context) T) (done func(writeErr error) (T, bool)) {
-	sent := SentOf(sess)
+	sent := Of(sess).Sent()
 	if sent == nil {
 		return func(error) (T, bool) {
 			var zero T
 			return zero, false
 		}
 	}
-	written, stop := sent.Wait(path)
+	written := sent.wait(path)
 	returned := make(chan struct{})
 	type result struct {
 		v  T
@@ -121,7 +127,7 @@ func AfterWrite[T any](ctx context.Context, sess Session, path string, read func
 		}
 	}()
 	return func(err error) (T, bool) {
-		stop()
+		sent.done(path, written, false)
 		if err != nil {
 			cancel() // a failed write does not wait for its read to get past a reconnect
 		}

@@ -41,15 +41,19 @@ func (a ACLs) For(path string) []zk.ACL {
 	return a.Parent
 }
 
-// Create creates the node at path, creating its parent and the parent's
-// missing ancestors as containers when ZooKeeper reports the parent missing.
-// A container may be reaped between the two steps, so it tries a few times.
-// Every node it creates gets its ACL from acls. A refusal (zk.ErrNoAuth)
-// names the node whose ACL refused it (Denied).
+// Create creates the node at path, one of a recipe's own (at or under
+// acls.Top, so its ACL is acls.Node), creating its parent and the parent's
+// missing ancestors as containers when ZooKeeper reports the parent
+// missing. A container may be reaped between the two steps, so it tries a
+// few times. A refusal (zk.ErrNoAuth) names the node whose ACL refused it
+// (Denied).
 func Create(conn *zk.Conn, path string, flags int32, data []byte, acls ACLs) (string, error) {
-	ancestors := zpath.Ancestors(path)
 	for range 3 {
-		p, err := conn.Create(path, data, flags, acls.For(path))
+		p, err := conn.Create(path, data, flags, acls.Node)
+		if err == nil {
+			return p, nil
+		}
+		ancestors := zpath.Ancestors(path)
 		if !errors.Is(err, zk.ErrNoNode) || len(ancestors) == 0 {
 			return p, RefusedCreate(err, path)
 		}
@@ -57,7 +61,7 @@ func Create(conn *zk.Conn, path string, flags int32, data []byte, acls ACLs) (st
 			return "", err
 		}
 	}
-	return "", fmt.Errorf("parent %s keeps disappearing: %w", ancestors[0], zk.ErrNoNode)
+	return "", fmt.Errorf("parent %s keeps disappearing: %w", parentOf(path), zk.ErrNoNode)
 }
 
 // EnsureContainer creates dir as a container node, and its missing ancestors

@@ -51,7 +51,7 @@ func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	s := connectTo(t, srv.Servers(), recipes.WithDialer(p.Dialer))
-	sent := znode.SentOf(s)
+	sent := znode.Of(s).Sent()
 	require.NotNil(t, sent, "a Connect session shows the recipes its writes")
 	ctx := context.Background()
 
