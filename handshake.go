@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 // handshakeBound is how long Connect gives a server to answer a connection
@@ -59,11 +61,11 @@ func (s *Session) dialer(dial zk.Dialer, lastErr *atomic.Pointer[error]) zk.Dial
 		}
 		now := time.Now()
 		s.dialled.Store(&now)
-		g := &grantConn{Conn: c, granted: &s.grantedMs, sent: s.internals.Sent()}
+		g := &grantConn{Conn: c, granted: &s.grantedMs, sent: znode.Of(s).Sent()}
 		g.watch(time.Until(deadline), func() {
 			err := fmt.Errorf("%s accepted the connection but did not answer it within %v", addr, bound)
 			lastErr.Store(&err)
-			s.internals.Recorder().Logger().LogAttrs(context.Background(), slog.LevelWarn, "zookeeper server did not answer",
+			znode.Of(s).Recorder().Logger().LogAttrs(context.Background(), slog.LevelWarn, "zookeeper server did not answer",
 				slog.String("server", addr), slog.Duration("within", bound))
 		})
 		return g, nil

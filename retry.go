@@ -86,7 +86,7 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 			s.endTurn(suspect)
 			return err
 		}
-		s.internals.Recorder().Request(ctx, retried)
+		znode.Of(s).Recorder().Request(ctx, retried)
 		err = writeFailed(op(s.conn))
 		s.ops.Done()
 		s.endTurn(suspect)

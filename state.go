@@ -122,7 +122,7 @@ func (s *Session) reportStateLocked(st State) {
 	if s.opts.listener != nil {
 		s.opts.listener(st)
 	}
-	s.internals.Recorder().State(st.String(), s.err)
+	znode.Of(s).Recorder().State(st.String(), s.err)
 }
 
 // State returns the session's current state.

@@ -30,18 +30,19 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Tu
 		return nil, false, err
 	}
 	var p *pass // the goroutines of a session queue locally for a local spec (local.go)
+	var t *Turn
+	var err error
 	if spec.local() {
-		var err error
-		if p, err = join(ctx, sess, spec, wait); p == nil {
-			return nil, false, err
-		}
+		p, err = join(ctx, sess, spec, wait)
 	}
-	t, err := acquire(ctx, sess, spec, wait, p)
-	switch {
-	case p != nil && err != nil:
-		p.leave()
-	case p != nil:
-		t.OnEnd(func(error) { p.leave() })
+	if err == nil {
+		t, err = acquire(ctx, sess, spec, wait, p)
+		switch {
+		case p != nil && err != nil:
+			p.leave()
+		case p != nil:
+			t.OnEnd(func(error) { p.leave() })
+		}
 	}
 	if errors.Is(err, errBusy) {
 		return nil, false, nil
@@ -71,16 +72,16 @@ func acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool, p *p
 			return nil, err
 		}
 		p.created()
-		var dir watchedListing
-		if first != nil {
-			dir = *first
-		} else {
-			dir, err = listOurs(ctx, sess, spec, UUID(zpath.Base(path)))
+		if first == nil {
+			dir, err := listOurs(ctx, sess, spec, UUID(zpath.Base(path)))
+			first = &listed{dir, err}
 		}
 		var t *Turn
 		var marks []string // what a give-up owes when our node is deleted (marks.go)
+		dir := first.dir
 		switch at := dir.at; {
-		case err != nil:
+		case first.err != nil:
+			err = first.err
 		case at.missing:
 			err = errRequeue
 		case at.turn:

@@ -20,11 +20,12 @@ import (
 // the create is being written (znode.AfterWrite), so it goes out after the
 // create on that connection, and ZooKeeper, which serves one session's
 // requests in order, answers it after applying the create. The listing is
-// returned only if it shows our node; it does not when the create took more
-// than one try or had to make its parents first, or the connection changed
-// in between. Then the turn lists again, as it does on a session whose
-// writes it does not see, and Sent.Relists counts it.
-func create(ctx context.Context, sess znode.Session, spec Spec) (string, *watchedListing, error) {
+// returned, with the error reading it gave (a directory another recipe
+// uses, say), only if it shows our node; it does not when the create took
+// more than one try or had to make its parents first, or the connection
+// changed in between. Then acquire lists again, as it does on a session
+// whose writes it does not see, and Sent.Relists counts it.
+func create(ctx context.Context, sess znode.Session, spec Spec) (string, *listed, error) {
 	// The path the create sends: a sequential node's without the sequence
 	// ZooKeeper appends, or, for a downgrade, with the write node's
 	// (Spec.Sequence), which puts the read node at the write node's place
@@ -35,10 +36,6 @@ func create(ctx context.Context, sess znode.Session, spec Spec) (string, *watche
 	flags := int32(zk.FlagEphemeralSequential)
 	if spec.Sequence != "" {
 		flags = zk.FlagEphemeral
-	}
-	type listed struct {
-		dir watchedListing
-		err error
 	}
 	list := znode.AfterWrite(ctx, sess, name, func(ctx context.Context) listed {
 		dir, err := listOurs(ctx, sess, spec, uuid)
@@ -60,15 +57,15 @@ func create(ctx context.Context, sess znode.Session, spec Spec) (string, *watche
 		return err
 	})
 	first, ok := list(err)
-	switch {
-	case err != nil && tried:
-		// We stopped after a create that may have been applied.
-		deleteLost(sess, spec.Dir, uuid)
+	if err != nil {
+		if tried {
+			// We stopped after a create that may have been applied.
+			deleteLost(sess, spec.Dir, uuid)
+		}
 		return "", nil, fmt.Errorf("create node in %s: %w", spec.Dir, err)
-	case err != nil:
-		return "", nil, fmt.Errorf("create node in %s: %w", spec.Dir, err)
-	case ok && first.err == nil && first.dir.name == zpath.Base(path):
-		return path, &first.dir, nil
+	}
+	if ok && first.dir.name == zpath.Base(path) {
+		return path, &first, nil
 	}
 	if sent := znode.Of(sess).Sent(); sent != nil {
 		sent.Relisted()

@@ -23,12 +23,20 @@ type watchedListing struct {
 	token  int64 // our token, if the listing proves one (tokenFromListing)
 }
 
+// listed is what listOurs returned, kept for later: the listing create
+// sends behind the create.
+type listed struct {
+	dir watchedListing
+	err error
+}
+
 // listOurs lists spec.Dir, with a watch unless the spec is bare, for our
 // node: the one whose name has uuid in it, which the listing finds even
-// before the create's answer has named it (create). It refuses another
-// recipe's directory, puts the nodes in lock order, finds where they put
-// ours, and proves its token if it can (not for a bare spec, which has
-// none).
+// before the create's answer has named it (create). Only one node has it:
+// each create makes a new UUID, and a retried create deletes a node of
+// another session's with ours (findOurs). listOurs puts the nodes in lock
+// order, finds ours, refuses another recipe's directory, places our node,
+// and proves its token if it can (not for a bare spec, which has none).
 func listOurs(ctx context.Context, sess znode.Session, spec Spec, uuid string) (watchedListing, error) {
 	var l watchedListing
 	var names []string
@@ -44,15 +52,15 @@ func listOurs(ctx context.Context, sess znode.Session, spec Spec, uuid string) (
 	case err != nil:
 		return l, fmt.Errorf("list %s: %w", spec.Dir, err)
 	}
+	l.nodes = ParseAll(names, spec.siblings()...)
+	ours := slices.IndexFunc(l.nodes, func(n Node) bool { return uuid != "" && UUID(n.Name) == uuid })
+	if ours >= 0 {
+		l.name = l.nodes[ours].Name
+	}
 	if spec.Refuse != nil {
 		if err := spec.Refuse(names); err != nil {
 			return l, err
 		}
-	}
-	l.nodes = ParseAll(names, spec.siblings()...)
-	ours := slices.IndexFunc(l.nodes, func(n Node) bool { return UUID(n.Name) == uuid })
-	if ours >= 0 {
-		l.name = l.nodes[ours].Name
 	}
 	l.at = spec.locate(l.nodes, ours)
 	if !spec.bare() {

@@ -78,8 +78,8 @@ type pass struct {
 }
 
 // join puts the calling goroutine in line for a pass on the lock of spec,
-// and waits for it. An Acquire that does not wait gets neither a pass nor
-// an error unless the pass comes at once. The pass is handed on by leave,
+// and waits for it. An Acquire that does not wait gets errBusy unless the
+// pass comes at once. The pass is handed on by leave,
 // which its holder must call once it is done: when its Turn ends, or at
 // once if it fails.
 func join(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*pass, error) {
@@ -99,7 +99,7 @@ func join(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*pass,
 			delete(locals.m, p.k)
 		}
 		locals.Unlock()
-		return nil, nil
+		return nil, errBusy
 	}
 	q.users++
 	locals.Unlock()

@@ -2,6 +2,11 @@ package seqnode
 
 // Spec describes one kind of lock node: where it goes, what it is (Shape),
 // and the rule it holds by (Predicate).
+//
+// Its functions (Predicate, WaitAll, Refuse) may run on a goroutine of the
+// engine's while the acquiring one waits for its create's answer (the
+// listing behind the create reads them), so they must be safe to call from
+// any goroutine; every recipe's are pure functions of their arguments.
 type Spec struct {
 	Dir       string    // directory holding the lock nodes; created as containers
 	Top       string    // the recipe's own path: Dir or one above it; "" for Dir (see znode.ACLs)

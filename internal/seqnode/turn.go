@@ -41,15 +41,15 @@ type Turn struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup // joins the watcher and its reads
 
+	// releasing is set, under mu, when Release begins: its delete has the
+	// last word. The watcher reads it without mu.
+	releasing atomic.Bool
+
 	mu        sync.Mutex // guards the fields below
 	marks     []string   // the marks the release's delete writes (marks.go)
 	token     int64      // 0 until known
 	dataAsked bool       // toData has been signalled
 	released  bool       // Release's delete was confirmed
-
-	// releasing is set, under mu, when Release begins: its delete has the
-	// last word. The watcher reads it without mu.
-	releasing atomic.Bool
 }
 
 // bareTurn is the turn of a node that only its recipe uses (a Gate): it

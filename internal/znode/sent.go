@@ -12,7 +12,7 @@ import (
 // session's connection. A request queued after that goes out after it on
 // that connection, and ZooKeeper serves one session's requests in order:
 // so a read sent then is answered after the create is applied, in the same
-// round trip (seqnode's createListed), and, while the connection holds, a
+// round trip (seqnode's create), and, while the connection holds, a
 // semaphore's next acquisition on the session finds its gate's delete
 // applied without the last one having waited for the answer.
 type Sent struct {
@@ -48,7 +48,7 @@ func (s *Sent) wait(path string) chan struct{} {
 // just before it is written, by the one goroutine that writes them: a
 // request queued after Written has seen a write goes out after it on that
 // connection, or, if that write fails, on a later one, where a listing may
-// not show the create (createListed checks).
+// not show the create (seqnode's create checks).
 func (s *Sent) Written(packet []byte) {
 	if s.waiters.Load() == 0 {
 		return

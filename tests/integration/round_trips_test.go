@@ -21,7 +21,7 @@ const freeOps = 40
 
 // TestFreeAcquireIsOneRoundTrip: a recipe nobody else holds is acquired in
 // one round trip, its create and the listing that decides going out
-// together (seqnode's createListed), and released in one more.
+// together (seqnode's create), and released in one more.
 //
 // That the listing is sent before the create's reply comes back is shown
 // with the replies held at the proxy, which does not depend on how fast
