@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -171,14 +172,21 @@ func TestLockLostStopsCommandAndExits79(t *testing.T) {
 	root := zktest.Root(t, admin)
 	for name, told := range map[string]string{"lock": "lock lost", "elect": "leadership lost"} {
 		path := root + "/" + name
-		holder := command(t, name, path, "--", "sleep", "30")
+		holder := command(t, name, path, "--", "sh", "-c", "echo held; exec sleep 30")
 		var stderr bytes.Buffer
 		holder.Stderr = &stderr
+		stdout, err := holder.StdoutPipe()
+		require.NoError(t, err)
 		require.NoError(t, holder.Start())
-		waitNodes(t, admin, path, 1)
+		// The command runs once the lock is held, so the node is the
+		// holder's for good: one deleted before (by a delete that
+		// overtook the listing sent behind its create) is queued again.
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		require.NoError(t, err, name)
+		require.Equal(t, "held\n", line, name)
 		require.NoError(t, admin.Delete(path+"/"+lockNodes(t, admin, path)[0], -1))
 
-		err := holder.Wait()
+		err = holder.Wait()
 		var ee *exec.ExitError
 		require.ErrorAs(t, err, &ee)
 		assert.Equal(t, 79, ee.ExitCode(), "%s: %s", name, stderr.String())

@@ -12,6 +12,8 @@ import (
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/barriers"
+	"github.com/zkrecipes/recipes/internal/testenv"
+	"github.com/zkrecipes/recipes/internal/znode"
 	"github.com/zkrecipes/recipes/locks"
 	"github.com/zkrecipes/recipes/zktest"
 )
@@ -254,4 +256,27 @@ func TestSemaphoreNoticesARecipeArrivingLater(t *testing.T) {
 		}
 		return err != nil
 	})
+}
+
+// TestRefusalNeedsNoSecondListing: a Mutex at a path another recipe uses is
+// refused by the listing sent behind its create, in the create's round trip:
+// it lists the path once, never again, and leaves no node.
+func TestRefusalNeedsNoSecondListing(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	path := root + "/p"
+	sm, err := locks.NewSemaphoreMutex(connect(t), path)
+	require.NoError(t, err)
+	held, err := sm.Lock(bg())
+	require.NoError(t, err)
+	s, p := connectCounted(t)
+	sent := znode.Of(s).Sent()
+	require.NotNil(t, sent, "a Connect session shows the recipes its writes")
+	relists := sent.Relists()
+	listings := p.Counter(func(op int32, at string) bool { return op == testenv.OpGetChildren2 && at == path })
+	_, err = newMutex(t, s, path).Lock(bg())
+	require.ErrorIs(t, err, recipes.ErrOtherRecipe)
+	assert.EqualValues(t, 1, listings(), "listings of the path")
+	assert.Equal(t, relists, sent.Relists(), "acquisitions that listed again after their create")
+	require.NoError(t, held.Release(bg()))
 }
