@@ -207,6 +207,20 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 	waited := map[string]int{}     // by hold: the sequence of its wait
 	stops := map[int]*Event{}      // by pid: its last SIGSTOP
 	conts := map[int]*Event{}      // by pid: its last SIGCONT
+	// A stop the harness undid at once, having missed its target, froze
+	// nothing: a worker stopped so while it waited did not acquire on
+	// resumption for a session that expired during the stop, and is
+	// judged as any other.
+	missed := map[int]bool{} // by seq: a stop that missed
+	last := map[int]int{}    // by pid: the seq of its last stop
+	for _, ev := range events {
+		switch {
+		case ev.Type == EvStop:
+			last[ev.Target] = ev.Seq
+		case ev.Type == EvCont && ev.Note == NoteMissedStop:
+			missed[last[ev.Target]] = true
+		}
+	}
 	drop := func(h *hold) {
 		for _, p := range h.enter.Paths {
 			live[p] = slices.DeleteFunc(live[p], func(o *hold) bool { return o == h })
@@ -259,6 +273,9 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 		case EvWait:
 			waited[ev.Hold] = ev.Seq
 		case EvStop:
+			if missed[ev.Seq] {
+				continue
+			}
 			stops[ev.Target] = &events[i]
 			for _, h := range byPid[ev.Target] {
 				if h.frozenAt == nil {
@@ -266,6 +283,9 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 				}
 			}
 		case EvCont:
+			if ev.Note == NoteMissedStop {
+				continue
+			}
 			conts[ev.Target] = &events[i]
 			for _, h := range byPid[ev.Target] {
 				if h.frozenAt != nil && h.contAt == nil {

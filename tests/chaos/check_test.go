@@ -47,6 +47,13 @@ func fault(t int, typ string, target int) Event {
 	return Event{Time: ms(t), Pid: 1, Type: typ, Target: target}
 }
 
+// missedCont is the SIGCONT that undoes, at once, a SIGSTOP that missed.
+func missedCont(t, target int) Event {
+	ev := fault(t, EvCont, target)
+	ev.Note = NoteMissedStop
+	return ev
+}
+
 func timeline(events ...Event) []Event {
 	for i := range events {
 		events[i].Seq = i + 1
@@ -171,6 +178,12 @@ func TestCheck(t *testing.T) {
 		events: timeline(Event{Time: ms(2), Pid: 10, Type: EvWait, Hold: "a"}, fault(3, EvStop, 10),
 			enter(3000, 12, "c", RecipeMutex, m, 7), fault(3500, EvCont, 10), enter(3501, 10, "a", RecipeMutex, m, 6),
 			exit(3503, 10, "a"), loss(3504, 10, "a"), exit(3505, 12, "c")),
+	}, {
+		name: "a stop that missed its target freezes nothing",
+		events: timeline(enter(1, 11, "b", RecipeMutex, m, 5), Event{Time: ms(2), Pid: 10, Type: EvWait, Hold: "a"},
+			fault(3, EvStop, 10), missedCont(3, 10), enter(10, 10, "a", RecipeMutex, m, 6),
+			exit(11, 11, "b"), loss(12, 10, "a")),
+		want: []string{RuleExclusion}, // a entered beside b, and was not frozen
 	}, {
 		name: "short stop of a lease holder",
 		events: timeline(enterLease(1, 10, "a", sem, 5, 2), fault(2, EvStop, 10),

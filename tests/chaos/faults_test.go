@@ -148,7 +148,7 @@ func stopHolder(r *run) {
 			break
 		}
 		// It let go just before the stop: not this one.
-		r.fault(chaos.Event{Type: chaos.EvCont, Target: pid, Note: "released before the stop"})
+		r.fault(chaos.Event{Type: chaos.EvCont, Target: pid, Note: chaos.NoteMissedStop})
 		require.NoError(r.t, syscall.Kill(pid, syscall.SIGCONT))
 	}
 	r.awaitOtherEnters("another holder while the holder is stopped", seq, pid)

@@ -55,6 +55,11 @@ const (
 	EvHung      = "hung"         // a worker did not exit in time and was killed
 )
 
+// NoteMissedStop is the Note of the SIGCONT that the harness sends at once
+// after a SIGSTOP that missed its target (the worker let go of the lock
+// just before it): that stop froze nothing, and the checker ignores both.
+const NoteMissedStop = "released before the stop"
+
 // Recipes, as they appear in enter events. Each names its exclusion rule.
 const (
 	RecipeMutex = "mutex" // exclusive on its path
