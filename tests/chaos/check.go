@@ -143,12 +143,50 @@ func conflict(holds []*hold) bool {
 func Check(events []Event) *Report {
 	r := &Report{Sections: map[string]int{}}
 	holds := collect(r, events)
-	sweep(r, events, holds)
+	faults := withoutMissedStops(r, events)
+	sweep(r, faults, holds)
 	checkFencing(r, events, holds)
-	checkTakeovers(r, events, holds)
+	checkTakeovers(r, faults, holds)
 	checkLiveness(r, events, holds)
-	attribute(r, events, holds)
+	attribute(r, faults, holds)
 	return r
+}
+
+// missedStopBound is the longest a stop that missed its target may last:
+// far less than any session's loss deadline, so that the stop could not
+// have cost the worker its session.
+const missedStopBound = 500 * time.Millisecond
+
+// withoutMissedStops returns events without the stops that the harness
+// undid at once, having missed their target, and their SIGCONTs
+// (NoteMissedStop). Such a stop froze nothing: a worker stopped so while it
+// waited did not acquire on resumption for a session that expired during
+// the stop, it hit no term, and it is no fault, so the checks of stops,
+// takeovers and margins see neither. One that lasted missedStopBound or
+// more is a timeline error: it may have cost the worker its session.
+func withoutMissedStops(r *Report, events []Event) []Event {
+	missed := map[int]bool{} // by seq: a missed stop, or its SIGCONT
+	last := map[int]*Event{} // by pid: its last stop
+	for i, ev := range events {
+		switch {
+		case ev.Type == EvStop:
+			last[ev.Target] = &events[i]
+		case ev.Type == EvCont && ev.Note == NoteMissedStop:
+			st := last[ev.Target]
+			if st == nil {
+				r.add(RuleTimeline, ev.Seq, "a SIGCONT of %d for a missed stop, with no stop before it", ev.Target)
+				continue
+			}
+			if d := time.Duration(ev.Time - st.Time); d >= missedStopBound {
+				r.add(RuleTimeline, ev.Seq, "a stop of %d that missed lasted %v (at most %v)", ev.Target, d, missedStopBound)
+			}
+			missed[st.Seq], missed[ev.Seq] = true, true
+		}
+	}
+	if len(missed) == 0 {
+		return events
+	}
+	return slices.DeleteFunc(slices.Clone(events), func(ev Event) bool { return missed[ev.Seq] })
 }
 
 // collect builds the holds from their enter events and attaches their end
@@ -207,20 +245,6 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 	waited := map[string]int{}     // by hold: the sequence of its wait
 	stops := map[int]*Event{}      // by pid: its last SIGSTOP
 	conts := map[int]*Event{}      // by pid: its last SIGCONT
-	// A stop the harness undid at once, having missed its target, froze
-	// nothing: a worker stopped so while it waited did not acquire on
-	// resumption for a session that expired during the stop, and is
-	// judged as any other.
-	missed := map[int]bool{} // by seq: a stop that missed
-	last := map[int]int{}    // by pid: the seq of its last stop
-	for _, ev := range events {
-		switch {
-		case ev.Type == EvStop:
-			last[ev.Target] = ev.Seq
-		case ev.Type == EvCont && ev.Note == NoteMissedStop:
-			missed[last[ev.Target]] = true
-		}
-	}
 	drop := func(h *hold) {
 		for _, p := range h.enter.Paths {
 			live[p] = slices.DeleteFunc(live[p], func(o *hold) bool { return o == h })
@@ -273,9 +297,6 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 		case EvWait:
 			waited[ev.Hold] = ev.Seq
 		case EvStop:
-			if missed[ev.Seq] {
-				continue
-			}
 			stops[ev.Target] = &events[i]
 			for _, h := range byPid[ev.Target] {
 				if h.frozenAt == nil {
@@ -283,9 +304,6 @@ func sweep(r *Report, events []Event, holds map[string]*hold) {
 				}
 			}
 		case EvCont:
-			if ev.Note == NoteMissedStop {
-				continue
-			}
 			conts[ev.Target] = &events[i]
 			for _, h := range byPid[ev.Target] {
 				if h.frozenAt != nil && h.contAt == nil {

@@ -185,6 +185,11 @@ func TestCheck(t *testing.T) {
 			exit(11, 11, "b"), loss(12, 10, "a")),
 		want: []string{RuleExclusion}, // a entered beside b, and was not frozen
 	}, {
+		name: "a stop that missed its target, yet lasted",
+		events: timeline(enter(1, 11, "b", RecipeMutex, m, 5), fault(2, EvStop, 10), missedCont(900, 10),
+			exit(1000, 11, "b")),
+		want: []string{RuleTimeline},
+	}, {
 		name: "short stop of a lease holder",
 		events: timeline(enterLease(1, 10, "a", sem, 5, 2), fault(2, EvStop, 10),
 			enterLease(10, 11, "b", sem, 7, 2), fault(20, EvCont, 10),
@@ -223,6 +228,19 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckMargins(t *testing.T) {
+	t.Run("after a stop that missed", func(t *testing.T) {
+		// The margin names the partition, not the stop that missed since:
+		// that one is no fault.
+		r := Check(timeline(enter(1, 10, "a", RecipeMutex, "/m", 5), fault(100, EvPartition, 10),
+			fault(200, EvStop, 10), missedCont(200, 10),
+			loss(3700, 10, "a"), enter(4200, 11, "b", RecipeMutex, "/m", 7), exit(4300, 11, "b")))
+		assert.Empty(t, r.Violations)
+		assert.Equal(t, 1, r.Faults)
+		if assert.Len(t, r.Margins, 1) {
+			assert.Contains(t, r.Margins[0].Fault, EvPartition)
+			assert.Equal(t, 3600*time.Millisecond, r.Margins[0].Noticed)
+		}
+	})
 	t.Run("partition", func(t *testing.T) {
 		r := Check(timeline(enter(1, 10, "a", RecipeMutex, "/m", 5), fault(100, EvPartition, 10),
 			loss(3700, 10, "a"), enter(4200, 11, "b", RecipeMutex, "/m", 7), exit(4300, 11, "b")))
