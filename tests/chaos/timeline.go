@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -59,6 +60,43 @@ const (
 // after a SIGSTOP that missed its target (the worker let go of the lock
 // just before it): that stop froze nothing, and the checker ignores both.
 const NoteMissedStop = "released before the stop"
+
+// missedStopBound is the longest a stop that missed its target may last:
+// far less than any session's loss deadline, so that the stop could not
+// have cost the worker its session.
+const missedStopBound = 500 * time.Millisecond
+
+// withoutMissedStops returns events without the stops that the harness
+// undid at once, having missed their target, and their SIGCONTs
+// (NoteMissedStop). Such a stop froze nothing: a worker stopped so while it
+// waited did not acquire on resumption for a session that expired during
+// the stop, it hit no term, and it is no fault, so the checks of stops,
+// takeovers and margins see neither. One that lasted missedStopBound or
+// more is a timeline error: it may have cost the worker its session.
+func withoutMissedStops(r *Report, events []Event) []Event {
+	missed := map[int]bool{} // by seq: a missed stop, or its SIGCONT
+	last := map[int]*Event{} // by pid: its last stop
+	for i, ev := range events {
+		switch {
+		case ev.Type == EvStop:
+			last[ev.Target] = &events[i]
+		case ev.Type == EvCont && ev.Note == NoteMissedStop:
+			st := last[ev.Target]
+			if st == nil {
+				r.add(RuleTimeline, ev.Seq, "a SIGCONT of %d for a missed stop, with no stop before it", ev.Target)
+				continue
+			}
+			if d := time.Duration(ev.Time - st.Time); d >= missedStopBound {
+				r.add(RuleTimeline, ev.Seq, "a stop of %d that missed lasted %v (at most %v)", ev.Target, d, missedStopBound)
+			}
+			missed[st.Seq], missed[ev.Seq] = true, true
+		}
+	}
+	if len(missed) == 0 {
+		return events
+	}
+	return slices.DeleteFunc(slices.Clone(events), func(ev Event) bool { return missed[ev.Seq] })
+}
 
 // Recipes, as they appear in enter events. Each names its exclusion rule.
 const (
