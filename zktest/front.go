@@ -136,12 +136,13 @@ func (s *session) liveMember() (int, bool) {
 // both from the server's id and the millisecond its session tracker
 // started, and every standalone server's id is 1. So an id may be known
 // through more than one front.
-var sessions = registry{m: map[int64][]*session{}}
+var sessions = registry{m: map[int64][]*session{}, changed: make(chan struct{})}
 
 type registry struct {
 	mu      sync.Mutex
 	m       map[int64][]*session
 	learned uint64
+	changed chan struct{} // closed, and replaced, when a connection closes
 }
 
 func (r *registry) find(id int64, f *front) *session {
@@ -172,6 +173,8 @@ func (r *registry) closed(id int64, f *front, member int) {
 	if s := r.find(id, f); s != nil {
 		s.live[member]--
 	}
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
 // lookup returns the session with the given id: the one known through a
@@ -225,17 +228,29 @@ func (r *registry) member(id int64, f *front) (int, bool) {
 // abandoned reports whether the session id is known, through some front,
 // and no connection of it is open through any: its client has gone (closed,
 // or cut off by a Proxy that closed) without the server having ended the
-// session yet.
-func (r *registry) abandoned(id int64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	all := r.m[id]
-	for _, s := range all {
-		if _, ok := s.liveMember(); ok {
+// session yet. A front learns of a close when its forwarding reads the end
+// of the stream, a moment after the client's side closed; abandoned waits
+// up to within for that.
+func (r *registry) abandoned(id int64, within time.Duration) bool {
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		all, changed := r.m[id], r.changed
+		live := slices.ContainsFunc(all, func(s *session) bool {
+			_, ok := s.liveMember()
+			return ok
+		})
+		r.mu.Unlock()
+		if len(all) == 0 || !live {
+			return len(all) > 0
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
 			return false
 		}
 	}
-	return len(all) > 0
 }
 
 func (r *registry) forget(f *front) {

@@ -243,7 +243,7 @@ func TestRootExpiresAbandonedSessions(t *testing.T) {
 		if ok, _, err := admin.Exists(root + "/eph"); err != nil || !ok {
 			t.Errorf("the cut-off session's node before the check: exists %v, %v", ok, err)
 		}
-		if !sessions.abandoned(id) {
+		if !sessions.abandoned(id, closeSeen) {
 			t.Error("the closed, cut-off session is not taken as abandoned")
 		}
 	})

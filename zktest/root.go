@@ -106,7 +106,7 @@ func expireAbandoned(left []Leftover, keep int64) bool {
 	tried, expired := map[int64]bool{}, false
 	for _, l := range left {
 		id := l.EphemeralOwner
-		if id == 0 || id == keep || tried[id] || !sessions.abandoned(id) {
+		if id == 0 || id == keep || tried[id] || !sessions.abandoned(id, closeSeen) {
 			continue
 		}
 		tried[id] = true
@@ -114,6 +114,11 @@ func expireAbandoned(left []Leftover, keep int64) bool {
 	}
 	return expired
 }
+
+// closeSeen bounds how long Root's check waits for a front to see the
+// close of a connection whose client side has closed. It is spent only on
+// a session that still owns nodes and is still connected: a leftover.
+const closeSeen = 5 * time.Second
 
 // Leftover is a node that should not have outlived a test.
 type Leftover struct {
