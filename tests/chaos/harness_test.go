@@ -181,6 +181,7 @@ func (r *run) spec(slot int) chaos.Spec {
 		Runtime:        r.cfg.runtime,
 		Watch:          r.configNodes(),
 		NoLock:         r.sc.noLock,
+		Blind:          r.sc.blind,
 	}
 }
 

@@ -99,7 +99,7 @@ func (w *worker) work(sess *recipes.Session, id string, h *held) error {
 		case <-quit:
 		}
 	}()
-	w.writes(sess, id, h)
+	w.writes(sess, id, h, false)
 	hold := time.NewTimer(w.spec.Hold) // the work done under the lock
 	defer hold.Stop()
 	var pace <-chan time.Time
@@ -111,14 +111,14 @@ func (w *worker) work(sess *recipes.Session, id string, h *held) error {
 	for working := true; working; {
 		select {
 		case <-pace:
-			w.writes(sess, id, h)
+			w.writes(sess, id, h, false)
 		case <-hold.C:
 			working = false
 		case <-h.done:
 			working = false
 		}
 	}
-	w.writes(sess, id, h)
+	w.writes(sess, id, h, w.spec.Blind)
 	exited := finish(false)
 	close(quit)
 	<-watcher
@@ -134,16 +134,19 @@ func (w *worker) work(sess *recipes.Session, id string, h *held) error {
 	return err
 }
 
-// writes does one guarded write per path of h, unless h has ended: its
-// token, to the path's resource node, in a zk.Multi behind the hold's guard.
-func (w *worker) writes(sess *recipes.Session, id string, h *held) {
+// writes does one guarded write per path of h, unless h has ended (or
+// blind): its token, to the path's resource node, in a zk.Multi behind the
+// hold's guard.
+func (w *worker) writes(sess *recipes.Session, id string, h *held, blind bool) {
 	if h.guards == nil {
 		return
 	}
 	for i, p := range h.paths {
 		select {
 		case <-h.done:
-			return
+			if !blind {
+				return
+			}
 		default:
 		}
 		ops := []any{&zk.SetDataRequest{Path: ResourceOf(p), Data: fmt.Appendf(nil, "%d %s", h.tokens[i], id), Version: -1}}

@@ -30,6 +30,9 @@ type Spec struct {
 	Sections       int           `json:"sections"` // stop after this many in all; 0: until stdin closes
 	Watch          []string      `json:"watch"`    // nodes to keep one-shot data watches on
 	NoLock         bool          `json:"noLock"`   // negative control: enter without the lock, write unguarded
+	// Blind makes a section's last guarded writes go out even if its hold
+	// has ended: the guard alone must then refuse them.
+	Blind bool `json:"blind,omitempty"`
 }
 
 // Loop is one recipe a worker takes again and again.
