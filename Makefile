@@ -27,7 +27,7 @@ BENCHDELAY  ?= 250us
 # The most functions, and packages, the free path may cross (make enginepath).
 ENGINEPATH_LIMITS := -max-chain 20 -max-chain-pkgs 3
 
-.PHONY: test deps lint lint-fresh api api-export unit fuzz bench demo chaos enginepath
+.PHONY: test deps lint lint-fresh api api-export unit fuzz bench demo chaos soak enginepath
 
 ## test: lint, the whole suite with the race detector (real ZooKeeper), fuzz smoke
 # .ci/run sets LINT=lint-fresh.
@@ -123,6 +123,18 @@ demo:
 # -long-files N count the rest.
 enginepath:
 	$(GO) run ./tools/enginepath $(ENGINEPATH_LIMITS)
+
+## soak: the million-section soak of docs/faults.md, and the run beside Curator (about 2 hours)
+# SOAK_DURATION, SOAK_SECTIONS, SOAK_EPOCH, SOAK_PROCS, SOAK_GAP,
+# SOAK_ROLL_GAP, SOAK_SIZES and COMPARE_RUN size and tune it; the report
+# (soak.md, compare.md), the picture (soak.svg, soak.png) and any failing
+# epoch's timeline with porcupine's pictures go to SOAK_OUT (soak-out/),
+# the log to soak.txt. SOAK_KEEP=1 keeps every timeline.
+SOAK_OUT ?= $(CURDIR)/soak-out
+soak: deps
+	@mkdir -p $(SOAK_OUT); { SOAK_LONG=1 SOAK_OUT=$(SOAK_OUT) $(GO) test -count=1 -timeout 4h -v \
+		-run '^(TestSoak|TestSoakBesideCurator)$$' ./tests/chaos/ 2>&1; \
+		echo $$? > soak.rc; } | tee soak.txt; rc=$$(cat soak.rc); rm -f soak.rc; exit $$rc
 
 ## chaos: the long fault run of docs/faults.md (>= 10,000 critical sections in 8 processes)
 # CHAOS_PROCS, CHAOS_SECTIONS (per scenario), CHAOS_ROUNDS, CHAOS_CUTS and

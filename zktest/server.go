@@ -196,6 +196,11 @@ func (e *Ensemble) Start(i int) error { return e.e.Start(i) }
 // Restart stops and starts member i.
 func (e *Ensemble) Restart(i int) error { return e.e.Restart(i) }
 
+// Launch starts member i again after Stop and returns at once, without
+// waiting for it to serve or to catch up, as a careless operator's rolling
+// restart moves on to the next member: what Start guards against.
+func (e *Ensemble) Launch(i int) error { return e.e.Launch(i) }
+
 // Pause freezes member i (SIGSTOP), as a long garbage collection or a
 // descheduled machine would: its connections stay open and nothing
 // answers. Resume continues it. Not on Windows, which has no SIGSTOP.

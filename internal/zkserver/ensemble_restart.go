@@ -43,6 +43,18 @@ func (e *Ensemble) Start(i int) error {
 	return e.caughtUpLocked(i)
 }
 
+// Launch starts member i again and returns at once, without waiting for
+// it to serve or to catch up: a careless operator's restart, which Start
+// guards against.
+func (e *Ensemble) Launch(i int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errors.New("zkserver: ensemble is closed")
+	}
+	return e.launchLocked(e.members[i])
+}
+
 // caughtUpLocked waits until member i has applied every transaction the
 // leader had applied once the quorum served. A member serves as soon as it
 // has the leader's go-ahead, before it has applied the leader's diff, and

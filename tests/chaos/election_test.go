@@ -29,6 +29,8 @@ const (
 // resource every pace until the hold time passes or the term is lost, exit
 // or loss, and resign. Every participant's id is its pid.
 func (w *worker) elect(ctx context.Context, i int, l Loop) {
+	sc := w.storeConn()
+	defer sc.close()
 	// Run calls Candidate, the campaign and Lead in turn, on its own
 	// goroutine: what one leaves here for the next needs no lock.
 	var (
@@ -56,7 +58,7 @@ func (w *worker) elect(ctx context.Context, i int, l Loop) {
 		// whether it was lost before the resignation (the Runner's own
 		// Release after Lead then has nothing left to do).
 		Lead: func(_ context.Context, term *locks.Hold) error {
-			return w.work(sess, id, record(l.Recipe, []string{l.Path}, term, true))
+			return w.work(sess, sc, id, record(l.Recipe, []string{l.Path}, term, true))
 		},
 		MinBackoff: electionMinBackoff,
 		MaxBackoff: electionMaxBackoff,

@@ -38,6 +38,10 @@ type run struct {
 	log       *chaos.Log
 	view      *view
 	spawned   int
+	made      []string                  // the nodes the harness made for the run, deleted after it
+	specOf    func(slot int) chaos.Spec // what a worker does; nil: spec
+	orphans   int                       // nodes left behind, as finish found
+	commandOf func(slot int) *exec.Cmd  // a worker that is not this test binary (Curator's); nil: none
 
 	mu    sync.Mutex
 	procs map[int]*proc // live workers by pid
@@ -96,7 +100,8 @@ func newRun(t *testing.T, cfg config, sc scenario) *run {
 	r.root = zktest.Root(t, r.admin)
 	_, err := r.admin.CreateContainer(r.root, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
-	for _, p := range r.persistent() {
+	r.made = r.persistent()
+	for _, p := range r.made {
 		_, err := r.admin.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
 		require.NoError(t, err)
 	}
@@ -190,7 +195,11 @@ func (r *run) spawn(slot int) {
 	r.t.Helper()
 	exe, err := os.Executable()
 	require.NoError(r.t, err)
-	raw, err := json.Marshal(r.spec(slot))
+	spec := r.spec
+	if r.specOf != nil {
+		spec = r.specOf
+	}
+	raw, err := json.Marshal(spec(slot))
 	require.NoError(r.t, err)
 	r.spawned++
 	p := &proc{slot: slot, exited: make(chan struct{}),
@@ -198,11 +207,15 @@ func (r *run) spawn(slot int) {
 	errFile, err := os.Create(p.stderr)
 	require.NoError(r.t, err)
 	defer errFile.Close()
-	p.cmd = exec.Command(exe, "-test.run=^$")
-	// A race the detector reports does not change the worker's exit
-	// status: finish reads its reports and fails the test on any that
-	// involves this module (see raceReports).
-	p.cmd.Env = append(os.Environ(), chaos.WorkerEnv+"="+string(raw), "GORACE=exitcode=0")
+	if r.commandOf != nil {
+		p.cmd = r.commandOf(slot)
+	} else {
+		p.cmd = exec.Command(exe, "-test.run=^$")
+		// A race the detector reports does not change the worker's exit
+		// status: finish reads its reports and fails the test on any
+		// that involves this module (see raceReports).
+		p.cmd.Env = append(os.Environ(), chaos.WorkerEnv+"="+string(raw), "GORACE=exitcode=0")
+	}
 	p.cmd.Stderr = errFile
 	p.stdin, err = p.cmd.StdinPipe()
 	require.NoError(r.t, err)
@@ -310,7 +323,7 @@ func (r *run) finish() *chaos.Report {
 	events, err := chaos.ReadTimeline(r.timeline)
 	require.NoError(r.t, err)
 	report := chaos.Check(events)
-	r.checkOrphans()
+	r.orphans = r.checkOrphans()
 	return report
 }
 
@@ -338,10 +351,11 @@ func raceReports(stderr string) (ours, theirs []string) {
 }
 
 // checkOrphans deletes the run's own persistent nodes, waits for the
-// sessions of killed workers to expire, and reports what is left.
-func (r *run) checkOrphans() {
+// sessions of killed workers to expire, and reports what is left; it
+// returns how many nodes that is.
+func (r *run) checkOrphans() int {
 	r.t.Helper()
-	for _, p := range r.persistent() {
+	for _, p := range r.made {
 		require.NoError(r.t, r.admin.Delete(p, -1))
 	}
 	ephemeral := func() bool {
@@ -361,6 +375,7 @@ func (r *run) checkOrphans() {
 	for _, o := range orphans {
 		r.t.Errorf("orphan: %s", o)
 	}
+	return len(orphans)
 }
 
 // TestRaceReports: the fault suite lets through only go-zookeeper's own

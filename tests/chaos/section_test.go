@@ -42,7 +42,7 @@ func (h *held) lost() bool {
 func (w *worker) holdID() string { return fmt.Sprintf("%d.%d", os.Getpid(), w.holds.Add(1)) }
 
 // section takes the loop's lock and works under it (see work).
-func (w *worker) section(ctx context.Context, sess *recipes.Session, i int, l Loop) error {
+func (w *worker) section(ctx context.Context, sess *recipes.Session, sc *storeConn, l Loop) error {
 	id := w.holdID()
 	recipe := l.Recipe
 	if recipe == LoopRW {
@@ -52,8 +52,11 @@ func (w *worker) section(ctx context.Context, sess *recipes.Session, i int, l Lo
 		}
 	}
 	paths := []string{l.Path}
-	if recipe == RecipeMulti {
+	switch {
+	case recipe == RecipeMulti:
 		paths = pick(l.Paths, 2)
+	case len(l.Paths) > 0:
+		paths = pick(l.Paths, 1)
 	}
 	if err := w.log.Append(Event{Type: EvWait, Hold: id, Recipe: recipe, Paths: paths}); err != nil {
 		return err
@@ -64,13 +67,15 @@ func (w *worker) section(ctx context.Context, sess *recipes.Session, i int, l Lo
 	if err != nil {
 		return err
 	}
-	return w.work(sess, id, h)
+	return w.work(sess, sc, id, h)
 }
 
 // work is one section of the acquired hold h, whatever the recipe: it logs
 // the enter, writes its tokens, works for the hold time (writing again every
-// pace), writes again, logs the exit (or the loss) and releases.
-func (w *worker) work(sess *recipes.Session, id string, h *held) error {
+// pace), writes again, logs the exit (or the loss) and releases. With a
+// store, the first of those writes is a read of the store, and the others
+// write to it (see storeSection).
+func (w *worker) work(sess *recipes.Session, sc *storeConn, id string, h *held) error {
 	w.sections.Add(1)
 	if err := w.log.Append(Event{Type: EvEnter, Hold: id, Recipe: h.recipe, Paths: h.paths, Tokens: h.tokens, Limit: h.limit}); err != nil {
 		return errors.Join(err, h.release())
@@ -99,7 +104,14 @@ func (w *worker) work(sess *recipes.Session, id string, h *held) error {
 		case <-quit:
 		}
 	}()
-	w.writes(sess, id, h, false)
+	// touch writes the hold's tokens; the last writes go out blind if
+	// the spec says so.
+	touch := func(first, last bool) { w.writes(sess, id, h, last && w.spec.Blind) }
+	if sc != nil {
+		st := &storeSection{w: w, c: sc, id: id, h: h, basis: map[string]string{}}
+		touch = st.touch
+	}
+	touch(true, false)
 	hold := time.NewTimer(w.spec.Hold) // the work done under the lock
 	defer hold.Stop()
 	var pace <-chan time.Time
@@ -111,14 +123,14 @@ func (w *worker) work(sess *recipes.Session, id string, h *held) error {
 	for working := true; working; {
 		select {
 		case <-pace:
-			w.writes(sess, id, h, false)
+			touch(false, false)
 		case <-hold.C:
 			working = false
 		case <-h.done:
 			working = false
 		}
 	}
-	w.writes(sess, id, h, w.spec.Blind)
+	touch(false, true)
 	exited := finish(false)
 	close(quit)
 	<-watcher

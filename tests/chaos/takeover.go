@@ -36,11 +36,13 @@ func takeoverBound(fault string) time.Duration {
 // Takeover measures how soon a new leader followed a fault that hit a term
 // (a hold of an election recipe live at the fault).
 type Takeover struct {
-	Hold    string // the term live at the fault
-	Pid     int
-	Path    string
-	Fault   string // the fault event, as Event.String
-	FaultEv string // its type
+	Hold     string // the term live at the fault
+	Pid      int
+	Path     string
+	Fault    string // the fault event, as Event.String
+	FaultEv  string // its type
+	FaultSeq int    // its sequence
+	From     int64  // when the takeover's clock started: the fault, or the resignation if Kept
 	// Kept is set when the term outlived a server kill and ended by
 	// resigning: the takeover is then measured from its exit.
 	Kept  bool
@@ -129,7 +131,8 @@ func checkTakeovers(r *Report, events []Event, holds map[string]*hold) {
 				from[len(r.Takeovers)] = start
 				open = append(open, len(r.Takeovers))
 				r.Takeovers = append(r.Takeovers, Takeover{Hold: h.id(), Pid: h.enter.Pid, Path: p,
-					Fault: ev.String(), FaultEv: ev.Type, Kept: kept, Limit: t + takeoverBound(ev.Type)})
+					Fault: ev.String(), FaultEv: ev.Type, FaultSeq: ev.Seq, From: start, Kept: kept,
+					Limit: t + takeoverBound(ev.Type)})
 			}
 		}
 		if ev.Type == EvKill {

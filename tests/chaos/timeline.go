@@ -42,6 +42,15 @@ const (
 	EvWrite   = "write"   // a guarded write's outcome: Paths[0], Token, OK, Version, Begin
 )
 
+// Event types of the store (see Store), written by workers when an
+// operation returns: Op (the operation's id in its process), Paths[0] (the
+// key), Token, OK, Begin (when it was sent); for a read Fence and the Value
+// read; for a write the Value written, its Basis and Excl.
+const (
+	EvStoreRead  = "store-read"
+	EvStoreWrite = "store-write"
+)
+
 // Event types written by the harness about its own fault actions. Target is
 // the worker's pid or the server's index.
 const (
@@ -124,6 +133,11 @@ type Event struct {
 	OK      bool          `json:"ok,omitempty"`      // write: the server accepted it
 	Version int32         `json:"version,omitempty"` // accepted write: the resource's version after it
 	Begin   int64         `json:"begin,omitempty"`   // write: when it was sent
+	Op      int64         `json:"op,omitempty"`      // store events: the operation's id in its process
+	Value   string        `json:"value,omitempty"`   // store events: the value read or written
+	Basis   string        `json:"basis,omitempty"`   // store write: the value the section last saw
+	Fence   bool          `json:"fence,omitempty"`   // store read: it raises the key's token
+	Excl    bool          `json:"excl,omitempty"`    // store write: by an exclusive holder, whose Basis must be current
 	Target  int           `json:"target,omitempty"`  // harness events: pid or server index
 	Timeout time.Duration `json:"timeout,omitempty"` // session: the session timeout the server granted
 	Note    string        `json:"note,omitempty"`    // a cause, an error, a fault's kind

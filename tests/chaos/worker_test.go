@@ -33,13 +33,18 @@ type Spec struct {
 	// Blind makes a section's last guarded writes go out even if its hold
 	// has ended: the guard alone must then refuse them.
 	Blind bool `json:"blind,omitempty"`
+	// Store, if set, is the address of the Store that sections read and
+	// write instead of writing to ZooKeeper (see storeWork); Unguarded
+	// makes them do so without their token, as a lock without one does.
+	Store     string `json:"store,omitempty"`
+	Unguarded bool   `json:"unguarded,omitempty"`
 }
 
 // Loop is one recipe a worker takes again and again.
 type Loop struct {
 	Recipe string   `json:"recipe"` // RecipeMutex, LoopRW, RecipeLease, RecipeMulti or RecipeLatch
 	Path   string   `json:"path"`   // the lock's or the election's path (not for RecipeMulti)
-	Paths  []string `json:"paths"`  // RecipeMulti: member paths; a section takes two at random
+	Paths  []string `json:"paths"`  // RecipeMulti: member paths, of which a section takes two at random; others: paths of which it takes one, if set
 	Max    int      `json:"max"`    // RecipeLease: the semaphore's leases
 }
 
@@ -77,6 +82,9 @@ type worker struct {
 	sessions *sessions
 	holds    atomic.Int64 // hold ids handed out
 	sections atomic.Int64 // sections entered
+
+	storeMu  sync.Mutex // guards storeOps
+	storeOps int64      // the store operations' ids
 }
 
 // runWorker runs the loops until stdin closes, the sections are done or the
@@ -199,6 +207,8 @@ func watch(ctx context.Context, s *recipes.Session, node string) {
 // loop runs sections of one recipe until ctx ends or the worker has done
 // its sections (then it ends the run with stop).
 func (w *worker) loop(ctx context.Context, stop context.CancelFunc, i int, l Loop) {
+	sc := w.storeConn()
+	defer sc.close()
 	for ctx.Err() == nil {
 		if n := w.spec.Sections; n > 0 && w.sections.Load() >= int64(n) {
 			stop()
@@ -206,7 +216,7 @@ func (w *worker) loop(ctx context.Context, stop context.CancelFunc, i int, l Loo
 		}
 		sess, err := w.sessions.get(ctx)
 		if err == nil {
-			err = w.section(ctx, sess, i, l)
+			err = w.section(ctx, sess, sc, l)
 		}
 		if err != nil && ctx.Err() == nil && !errors.Is(err, recipes.ErrSessionLost) && !errors.Is(err, recipes.ErrSessionExpired) {
 			fmt.Fprintf(os.Stderr, "chaos worker %d loop %d: %v\n", os.Getpid(), i, err)

@@ -2,19 +2,21 @@ package curatortest
 
 import (
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 )
 
-// source is CuratorPeer's Java source, compiled by Ensure.
+// sources are CuratorPeer's Java sources (its main class, and the soak
+// worker it runs in mode soak-mutex), compiled by Ensure.
 //
-//go:embed java/CuratorPeer.java
-var source []byte
+//go:embed java/*.java
+var sources embed.FS
 
 const (
 	// javaDir is where Debian installs its jars.
@@ -149,16 +151,25 @@ func compile(jarPaths []string) (string, error) {
 		return "", fmt.Errorf("curatortest: %w", err)
 	}
 	defer os.RemoveAll(work) // after a successful rename, nothing is left
-	src := filepath.Join(work, "src", MainClass+".java")
 	classes := filepath.Join(work, "classes")
-	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+	names, err := fs.Glob(sources, "java/*.java")
+	if err != nil {
 		return "", fmt.Errorf("curatortest: %w", err)
 	}
-	if err := os.WriteFile(src, source, 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Join(work, "src"), 0o755); err != nil {
 		return "", fmt.Errorf("curatortest: %w", err)
 	}
-	cmd := exec.Command(javac, "-Xlint:all,-path", "-encoding", "UTF-8",
-		"-cp", strings.Join(jarPaths, string(os.PathListSeparator)), "-d", classes, src)
+	args := []string{"-Xlint:all,-path", "-encoding", "UTF-8",
+		"-cp", strings.Join(jarPaths, string(os.PathListSeparator)), "-d", classes}
+	for _, name := range names {
+		src := filepath.Join(work, "src", filepath.Base(name))
+		data, _ := sources.ReadFile(name) // listed by the glob
+		if err := os.WriteFile(src, data, 0o644); err != nil {
+			return "", fmt.Errorf("curatortest: %w", err)
+		}
+		args = append(args, src)
+	}
+	cmd := exec.Command(javac, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("curatortest: javac %s: %v\n%s", MainClass, err, tail(out, 40))
 	}
@@ -180,7 +191,15 @@ func compiled(dir string) bool {
 // cacheKey hashes what the compiled classes depend on.
 func cacheKey(javac string, jarPaths []string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "source %d\n%s\njavac %s\n", len(source), source, javac)
+	names, err := fs.Glob(sources, "java/*.java")
+	if err != nil {
+		return "", fmt.Errorf("curatortest: %w", err)
+	}
+	for _, name := range names {
+		data, _ := sources.ReadFile(name) // listed by the glob
+		fmt.Fprintf(h, "source %s %d\n%s\n", name, len(data), data)
+	}
+	fmt.Fprintf(h, "javac %s\n", javac)
 	if real, err := filepath.EvalSymlinks(javac); err == nil {
 		fmt.Fprintf(h, "javac-real %s\n", real)
 	}

@@ -22,9 +22,15 @@
 //	bench-latch-follow SERVERS PATH ID
 //	bench-latch-handoff SERVERS PATH ROUNDS
 //	bench-selector-handoff SERVERS PATH ROUNDS
+//	soak-mutex SERVERS PATHS STORE TIMELINE THREADS HOLD_MS PACE_MS WATCH
 //	version                                     (prints "curator=V zookeeper=V")
 //
-// SERVERS is a comma-separated host:port list (see ServersArg). The lock
+// SERVERS is a comma-separated host:port list (see ServersArg).
+// soak-mutex is a worker of the soak's comparison (tests/chaos): THREADS
+// threads on InterProcessMutexes over PATHS, reading and writing the soak's
+// store at STORE as Curator's users write (no token), logging to the soak's
+// TIMELINE, following the WATCH nodes ("-": none) with CuratorCaches, until
+// its standard input ends (SoakWorker.java says more). The lock
 // modes take the lock ITER times, appending "+ KIND CLIENT" to the
 // eventlog file LOG right after acquiring and "- KIND CLIENT" right before
 // releasing, with HOLD_MS in between; KIND is M (mutex, semaphore-mutex,

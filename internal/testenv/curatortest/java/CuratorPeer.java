@@ -115,6 +115,7 @@ public final class CuratorPeer {
                 "  revoke SERVERS NODEPATH",
                 "  latch|selector SERVERS PATH ITER HOLD_MS LOG CLIENT (CLIENT is the participant id; the leader logs kind E)",
                 "  leader SERVERS PATH latch|selector (prints \"leader ID\", or \"none\")",
+                "  soak-mutex SERVERS PATHS STORE TIMELINE THREADS HOLD_MS PACE_MS WATCH (see SoakWorker)",
                 "  version",
                 "  bench-mutex SERVERS PATH CLIENTS SECONDS",
                 "  bench-rw SERVERS PATH CLIENTS SECONDS READ_PERCENT",
@@ -287,6 +288,10 @@ public final class CuratorPeer {
                 append(a[4], "+", "D", a[5]); // done leaving
                 break;
             }
+            case "soak-mutex":
+                args(a, 9);
+                SoakWorker.run(connect(a[1]), a, num(a[5]), num(a[6]), num(a[7]));
+                break;
             case "version":
                 args(a, 1);
                 System.out.println("curator=" + curatorVersion()

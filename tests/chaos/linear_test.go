@@ -1,0 +1,170 @@
+package chaos
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// storeRun is a store and clients that log what they do, as workers do.
+type storeRun struct {
+	t      *testing.T
+	store  *Store
+	events []Event
+	ops    int64
+	mu     sync.Mutex
+}
+
+func newStoreRun(t *testing.T, check bool) *storeRun {
+	s, err := NewStore(check)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return &storeRun{t: t, store: s}
+}
+
+// client connects as process pid.
+func (r *storeRun) client(pid int) *StoreClient {
+	c, err := DialStore(r.store.Addr(), pid, &r.ops, &r.mu)
+	require.NoError(r.t, err)
+	r.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func (r *storeRun) log(ev Event, err error, hold string) Event {
+	require.NoError(r.t, err)
+	ev.Hold = hold
+	ev.Seq = len(r.events) + 1
+	r.events = append(r.events, ev)
+	return ev
+}
+
+func (r *storeRun) read(c *StoreClient, hold, key string, token int64, fence bool) Event {
+	ev, err := c.Read(key, token, fence)
+	return r.log(ev, err, hold)
+}
+
+func (r *storeRun) write(c *StoreClient, hold, key string, token int64, value, basis string) Event {
+	ev, err := c.Write(key, token, value, basis, true)
+	return r.log(ev, err, hold)
+}
+
+// section is an exclusive section: a fenced read and a write based on it.
+func (r *storeRun) section(c *StoreClient, hold, key string, token int64) {
+	v := r.read(c, hold, key, token, true)
+	r.write(c, hold, key, token, hold+":1", v.Value)
+}
+
+func (r *storeRun) linearize() (*Report, []Linearity) {
+	rep := &Report{}
+	return rep, Linearize(rep, r.events, r.store.Applied(), time.Minute)
+}
+
+// TestLinearizeLockedSections: sections one after another, and a
+// superseded holder's late write that the store refused, are linearizable.
+func TestLinearizeLockedSections(t *testing.T) {
+	r := newStoreRun(t, true)
+	a, b := r.client(1), r.client(2)
+	va := r.read(a, "1.1", "/k", 5, true)
+	r.section(b, "2.1", "/k", 7)
+	late := r.write(a, "1.1", "/k", 5, "1.1:1", va.Value)
+	assert.False(t, late.OK, "the store accepted a write under a token below the key's")
+	assert.True(t, r.read(a, "1.2", "/k", 7, false).OK, "a read under the key's token")
+	rep, ls := r.linearize()
+	assert.Empty(t, rep.Violations)
+	require.Len(t, ls, 1)
+	assert.Equal(t, porcupine.Ok, ls[0].Result)
+	assert.Equal(t, 5, ls[0].Ops)
+}
+
+// TestLinearizeFlagsLostUpdate: two sections without a lock (no token)
+// read the same value and both write: porcupine must reject it.
+func TestLinearizeFlagsLostUpdate(t *testing.T) {
+	r := newStoreRun(t, true)
+	a, b := r.client(1), r.client(2)
+	va := r.read(a, "1.1", "/k", 0, true)
+	vb := r.read(b, "2.1", "/k", 0, true)
+	r.write(a, "1.1", "/k", 0, "1.1:1", va.Value)
+	r.write(b, "2.1", "/k", 0, "2.1:1", vb.Value)
+	rep, ls := r.linearize()
+	require.Len(t, ls, 1)
+	assert.Equal(t, porcupine.Illegal, ls[0].Result)
+	assert.NotEmpty(t, rep.Broken(RuleLinearizable))
+	path, err := ls[0].Visualize(t.TempDir())
+	require.NoError(t, err)
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "2.1:1", "the picture shows the operations")
+}
+
+// TestLinearizeFlagsUncheckedStore: a store that accepts a superseded
+// holder's late write, not checking its token, must be rejected.
+func TestLinearizeFlagsUncheckedStore(t *testing.T) {
+	r := newStoreRun(t, false)
+	a, b := r.client(1), r.client(2)
+	va := r.read(a, "1.1", "/k", 5, true)
+	r.section(b, "2.1", "/k", 7)
+	assert.True(t, r.write(a, "1.1", "/k", 5, "1.1:1", va.Value).OK)
+	rep, ls := r.linearize()
+	assert.Equal(t, porcupine.Illegal, ls[0].Result)
+	assert.NotEmpty(t, rep.Broken(RuleLinearizable))
+}
+
+// TestLinearizeRecoversUnloggedOperations: an operation whose worker never
+// logged the answer (killed first) is taken from the store, and a logged
+// answer that the store contradicts is a timeline violation.
+func TestLinearizeRecoversUnloggedOperations(t *testing.T) {
+	r := newStoreRun(t, true)
+	a, b := r.client(1), r.client(2)
+	r.section(a, "1.1", "/k", 5)
+	_, err := b.Write("/k", 7, "2.1:1", "1.1:1", true) // not logged
+	require.NoError(t, err)
+	v := r.read(a, "1.2", "/k", 8, true)
+	assert.Equal(t, "2.1:1", v.Value)
+	rep, ls := r.linearize()
+	assert.Empty(t, rep.Violations)
+	assert.Equal(t, porcupine.Ok, ls[0].Result)
+	assert.Equal(t, 1, ls[0].Recovered)
+
+	r.section(a, "1.3", "/k", 9)
+	r.events[len(r.events)-1].OK = false
+	rep, _ = r.linearize()
+	assert.NotEmpty(t, rep.Broken(RuleTimeline), "the worker logged a refusal the store did not make")
+}
+
+// TestExpose: a write accepted after a later holder used the store is
+// stale; one before it, or one refused, is not.
+func TestExpose(t *testing.T) {
+	r := newStoreRun(t, false)
+	a, b := r.client(1), r.client(2)
+	r.events = append(r.events, Event{Seq: 1, Type: EvEnter, Hold: "1.1", Recipe: RecipeMutex, Paths: []string{"/k"}})
+	va := r.read(a, "1.1", "/k", 0, true)
+	r.write(a, "1.1", "/k", 0, "1.1:1", va.Value) // before anyone else: fine
+	r.events = append(r.events, Event{Seq: len(r.events) + 1, Type: EvEnter, Hold: "2.1", Recipe: RecipeMutex, Paths: []string{"/k"}})
+	r.section(b, "2.1", "/k", 0)
+	r.write(a, "1.1", "/k", 0, "1.1:2", "1.1:1") // stale
+	r.events = append(r.events, Event{Seq: len(r.events) + 1, Type: EvExit, Hold: "2.1"})
+	x := Expose(r.events)
+	assert.Equal(t, map[string]int{"": 1}, x.Stale)
+	assert.Equal(t, map[string]int{"": 1}, x.Overlaps, "2.1 entered while 1.1 had not ended")
+	assert.Equal(t, 2, x.Sections)
+}
+
+// TestStoreProtocol: malformed requests are answered with an error and
+// change nothing.
+func TestStoreProtocol(t *testing.T) {
+	r := newStoreRun(t, true)
+	for _, bad := range []string{"", "X 1 1 /k 1 0", "R 1 1 /k 1", "R 1 1 /k x 0", "R 1 1 /k 1 2", "W 1 1 /k 1 v b", "W x 1 /k 1 v b 0"} {
+		assert.True(t, strings.HasPrefix(r.store.do(bad), "ERR "), "%q", bad)
+	}
+	assert.Empty(t, r.store.Applied())
+	assert.Equal(t, "OK "+InitialValue, r.store.do("R 1 1 /k 3 1"))
+	assert.Equal(t, "NO", r.store.do("W 1 2 /k 2 v b 1"))
+	assert.Equal(t, "OK", r.store.do("W 1 3 /k 3 v b 1"))
+	assert.Len(t, r.store.Applied()[1], 3)
+}

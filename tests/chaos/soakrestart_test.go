@@ -1,0 +1,250 @@
+package chaos_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"maps"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/recipes/internal/zkserver"
+	"github.com/zkrecipes/recipes/tests/chaos"
+)
+
+// Rolling restarts, as an operator upgrading the ensemble makes them.
+const (
+	// careful: the next member only once the last has caught up with the
+	// leader (zktest.Ensemble.Start).
+	rollCareful = "careful"
+	// careless: the next member at a random moment after the last was
+	// launched, whether it serves yet or not (zktest.Ensemble.Launch).
+	rollCareless = "careless"
+)
+
+// restarts rolls a phase's ensemble, round after round with a random
+// pause of about rollGap before each, each member in turn in a random
+// order (the leader among them), on its own goroutine, alternating careful
+// and careless rounds. It checks every member's digest
+// counter before it stops it, and every member's after each round.
+type restarts struct {
+	ph   *phase
+	log  *chaos.Log
+	quit chan struct{}
+	done chan struct{}
+
+	mu       sync.Mutex
+	rounds   map[string]int // finished rounds by kind
+	errs     []error
+	findings []string
+	counted  map[int]int64 // by member: the digest mismatches it had counted when last seen
+}
+
+func startRestarts(ph *phase, log *chaos.Log) *restarts {
+	rs := &restarts{ph: ph, log: log, quit: make(chan struct{}), done: make(chan struct{}), rounds: map[string]int{}, counted: map[int]int64{}}
+	go rs.run()
+	return rs
+}
+
+// stop ends the rolling after the member under way (every member it
+// stopped has been started again) and waits for a quorum; it returns what
+// went wrong.
+func (rs *restarts) stop() []error {
+	close(rs.quit)
+	<-rs.done
+	if err := rs.ph.ensemble.WaitQuorum(); err != nil {
+		rs.fail(err)
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.errs
+}
+
+func (rs *restarts) fail(err error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.errs = append(rs.errs, err)
+}
+
+// pause waits d, or less if the rolling is told to stop; it reports
+// whether to go on.
+func (rs *restarts) pause(d time.Duration) bool {
+	select {
+	case <-rs.quit:
+		return false
+	case <-time.After(d): // the operator's own pace, at random
+		return true
+	}
+}
+
+func (rs *restarts) run() {
+	defer close(rs.done)
+	e := rs.ph.ensemble
+	gap := rs.ph.soak.cfg.rollGap
+	for {
+		if !rs.pause(gap/2 + rand.N(gap)) {
+			return
+		}
+		kind := rollCareful
+		if rs.ph.rounds%2 == 1 {
+			kind = rollCareless
+		}
+		rs.ph.rounds++
+		for _, m := range rand.Perm(e.Len()) {
+			role := "follower"
+			if e.Leader() == m {
+				role = "leader"
+			}
+			rs.digest(m, "before its restart")
+			note := fmt.Sprintf("%s rolling restart of a %d-member ensemble, member %d, the %s", kind, e.Len(), m+1, role)
+			if err := rs.log.Append(chaos.Event{Type: chaos.EvSrvKill, Target: m + 1, Note: note}); err != nil {
+				rs.fail(err)
+			}
+			start := e.Start
+			if kind == rollCareless {
+				start = e.Launch
+			}
+			if err := e.Stop(m); err != nil {
+				rs.fail(err)
+			}
+			rs.mu.Lock()
+			rs.counted[m] = 0 // a new process counts from 0
+			rs.mu.Unlock()
+			if err := start(m); err != nil {
+				rs.fail(fmt.Errorf("%s: %w", note, err))
+				return
+			}
+			if err := rs.log.Append(chaos.Event{Type: chaos.EvSrvStart, Target: m + 1, Note: note}); err != nil {
+				rs.fail(err)
+			}
+			next := time.Duration(rand.N(1500)) * time.Millisecond
+			if kind == rollCareful {
+				next += 500 * time.Millisecond
+			}
+			if !rs.pause(next) {
+				return
+			}
+		}
+		rs.mu.Lock()
+		rs.rounds[kind]++
+		rs.mu.Unlock()
+		if kind == rollCareless {
+			// The next round, careful, begins with every member serving.
+			if err := e.WaitQuorum(); err != nil {
+				rs.fail(err)
+			}
+		}
+		for m := range e.Len() {
+			rs.digest(m, "after a "+kind+" round")
+		}
+	}
+}
+
+// digest records a finding if member m has counted digest mismatches: a
+// transaction whose digest did not match its own tree's, the sign of a
+// member that went inconsistent.
+func (rs *restarts) digest(m int, when string) {
+	n, err := mntr(rs.ph.ensemble.Addr(m), "zk_digest_mismatches_count")
+	if err != nil {
+		return // a member that does not answer now is checked again later
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if n <= rs.counted[m] {
+		return
+	}
+	rs.counted[m] = n
+	rs.findings = append(rs.findings, fmt.Sprintf("member %d of the %d-member ensemble counted %d digest mismatches (%s)",
+		m+1, rs.ph.ensemble.Len(), n, when))
+}
+
+// counts returns the finished rounds by kind and the findings so far.
+func (rs *restarts) counts() (map[string]int, []string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return maps.Clone(rs.rounds), append([]string(nil), rs.findings...)
+}
+
+// mntr returns one counter of a member's mntr answer.
+func mntr(addr, key string) (int64, error) {
+	out, err := zkserver.FourLetterWord(addr, "mntr", 5*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(out, "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok && k == key {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in the mntr answer of %s", key, addr)
+}
+
+// health compares the members once an epoch's workers have all gone and
+// their nodes with them: each member, synced with the leader, must hold no
+// ephemeral node (zk_ephemerals_count, and under the root) and have
+// counted no digest mismatch. What it finds is a finding of the run, not
+// a failed test: the recipes' promises are judged by the rules.
+func (ph *phase) health() []string {
+	var out []string
+	for m := range ph.n {
+		addr := ph.ensemble.Addr(m)
+		what := fmt.Sprintf("member %d of the %d-member ensemble", m+1, ph.n)
+		for _, key := range []string{"zk_digest_mismatches_count", "zk_ephemerals_count"} {
+			n, err := mntr(addr, key)
+			switch {
+			case err != nil:
+				out = append(out, fmt.Sprintf("%s: %v", what, err))
+			case n != 0:
+				out = append(out, fmt.Sprintf("%s: %s %d once the workers had gone", what, key, n))
+			}
+		}
+		left, err := ephemeralsUnder(addr, ph.root)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", what, err))
+		}
+		for _, l := range left {
+			out = append(out, fmt.Sprintf("%s keeps %s once the workers had gone", what, l))
+		}
+	}
+	return out
+}
+
+// ephemeralsUnder connects to the member at addr alone, syncs it with the
+// leader, and returns the ephemeral nodes under root.
+func ephemeralsUnder(addr, root string) ([]string, error) {
+	conn, _, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogger(log.New(io.Discard, "", 0)))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := conn.Sync(root); err != nil {
+		return nil, fmt.Errorf("sync: %w", err)
+	}
+	var out []string
+	var walk func(p string) error
+	walk = func(p string) error {
+		kids, st, err := conn.Children(p)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st.EphemeralOwner != 0 {
+			out = append(out, fmt.Sprintf("%s (ephemeralOwner=0x%x)", p, st.EphemeralOwner))
+		}
+		for _, k := range kids {
+			if err := walk(p + "/" + k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return out, walk(root)
+}
