@@ -2,7 +2,9 @@ package chaos
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -393,8 +395,11 @@ func TestCheckTakeover(t *testing.T) {
 			r := Check(tt.events)
 			assert.Equal(t, tt.want, rules(r), "%v", r.Violations)
 			for i := range r.Takeovers {
-				assert.NotEmpty(t, r.Takeovers[i].Fault)
-				r.Takeovers[i].Fault = ""
+				to := &r.Takeovers[i]
+				assert.NotEmpty(t, to.Fault)
+				assert.Equal(t, "#"+fmt.Sprint(to.FaultSeq), strings.Fields(to.Fault)[0], "the fault's sequence")
+				assert.Positive(t, to.From, "the clock's start")
+				to.Fault, to.FaultSeq, to.From = "", 0, 0
 			}
 			for i := range tt.takes {
 				tt.takes[i].Limit = cmp.Or(tt.takes[i].Limit, T+takeoverBound(tt.takes[i].FaultEv))

@@ -113,11 +113,14 @@ func frozen(h *hold) Frozen {
 }
 
 // checkLiveness checks that every worker ended on its own or was killed by
-// the harness as a fault, and never hung or got stuck; and that every hold
-// ended (exit, loss, or the kill of its process).
+// the harness as a fault, and never hung or got stuck; that every hold
+// ended (exit, loss, or the kill of its process); and that every torn line
+// was left by a process killed after it.
 func checkLiveness(r *Report, events []Event, holds map[string]*hold) {
 	started := map[int]int{}
 	done := map[int]bool{}
+	killed := map[int]int{} // by pid: the seq of its kill
+	var torn []Event
 	for _, ev := range events {
 		switch ev.Type {
 		case EvStart:
@@ -126,11 +129,20 @@ func checkLiveness(r *Report, events []Event, holds map[string]*hold) {
 			done[ev.Pid] = true
 		case EvKill:
 			done[ev.Target] = true
+			killed[ev.Target] = ev.Seq
 		case EvHung:
+			killed[ev.Target] = ev.Seq
 			r.add(RuleLiveness, ev.Seq, "worker %d did not exit in time and was killed (%s)", ev.Target, ev.Note)
 			done[ev.Target] = true
 		case EvStuck:
 			r.add(RuleLiveness, ev.Seq, "worker %d gave up on its own loops (%s)", ev.Pid, ev.Note)
+		case EvTorn:
+			torn = append(torn, ev)
+		}
+	}
+	for _, ev := range torn {
+		if k, ok := killed[ev.Pid]; !ok || k < ev.Seq {
+			r.add(RuleTimeline, ev.Seq, "a line left unfinished by %d, which was not killed after it: %q", ev.Pid, ev.Note)
 		}
 	}
 	for pid, seq := range started {

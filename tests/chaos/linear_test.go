@@ -168,3 +168,30 @@ func TestStoreProtocol(t *testing.T) {
 	assert.Equal(t, "OK", r.store.do("W 1 3 /k 3 v b 1"))
 	assert.Len(t, r.store.Applied()[1], 3)
 }
+
+// TestTornLine: a line that a killed process left unfinished, with the
+// next appender's line after it, parses as a torn event and that line;
+// Check accepts it only if the process was killed after it.
+func TestTornLine(t *testing.T) {
+	data := []byte(`{"t":1,"pid":7,"ev":"start"}` + "\n" +
+		`{"t":2,"pid":7,"ev":"store-re{"t":3,"pid":9,"ev":"kill","target":7}` + "\n" +
+		`{"t":4,"pid":9,"ev":"spawn","target":8}` + "\n")
+	events, used, err := ParseTimeline(data, 0)
+	require.NoError(t, err)
+	assert.Equal(t, len(data), used)
+	require.Len(t, events, 4)
+	assert.Equal(t, Event{Seq: 2, Type: EvTorn, Pid: 7, Note: `{"t":2,"pid":7,"ev":"store-re`}, events[1])
+	assert.Equal(t, EvKill, events[2].Type)
+	assert.Equal(t, 3, events[2].Seq)
+	assert.Empty(t, Check(events).Broken(RuleTimeline))
+
+	notKilled := []byte(`{"t":2,"pid":7,"ev":"store-re{"t":4,"pid":9,"ev":"spawn","target":8}` + "\n")
+	events, _, err = ParseTimeline(notKilled, 0)
+	require.NoError(t, err)
+	assert.NotEmpty(t, Check(events).Broken(RuleTimeline), "a torn line from a process that was not killed")
+
+	_, _, err = ParseTimeline([]byte("garbage\n"), 0)
+	assert.Error(t, err)
+	_, _, err = ParseTimeline([]byte(`x{"t":2,"pid":7,"ev":"store-re`+"\n"), 0)
+	assert.Error(t, err, "a torn line with nothing whole after it")
+}

@@ -30,9 +30,11 @@ type epochResult struct {
 	orphans  int
 }
 
-func (e *epochResult) sections() int {
+func (e *epochResult) sections() int { return sectionsIn(e.rep) }
+
+func sectionsIn(rep *chaos.Report) int {
 	n := 0
-	for _, c := range e.rep.Sections {
+	for _, c := range rep.Sections {
 		n += c
 	}
 	return n

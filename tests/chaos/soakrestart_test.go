@@ -7,6 +7,7 @@ import (
 	"log"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,11 +44,11 @@ type restarts struct {
 	rounds   map[string]int // finished rounds by kind
 	errs     []error
 	findings []string
-	counted  map[int]int64 // by member: the digest mismatches it had counted when last seen
+	reported map[int]int64 // by member: the digest mismatches it had counted when last reported
 }
 
 func startRestarts(ph *phase, log *chaos.Log) *restarts {
-	rs := &restarts{ph: ph, log: log, quit: make(chan struct{}), done: make(chan struct{}), rounds: map[string]int{}, counted: map[int]int64{}}
+	rs := &restarts{ph: ph, log: log, quit: make(chan struct{}), done: make(chan struct{}), rounds: map[string]int{}, reported: map[int]int64{}}
 	go rs.run()
 	return rs
 }
@@ -113,9 +114,6 @@ func (rs *restarts) run() {
 			if err := e.Stop(m); err != nil {
 				rs.fail(err)
 			}
-			rs.mu.Lock()
-			rs.counted[m] = 0 // a new process counts from 0
-			rs.mu.Unlock()
 			if err := start(m); err != nil {
 				rs.fail(fmt.Errorf("%s: %w", note, err))
 				return
@@ -147,8 +145,9 @@ func (rs *restarts) run() {
 }
 
 // digest records a finding if member m has counted digest mismatches: a
-// transaction whose digest did not match its own tree's, the sign of a
-// member that went inconsistent.
+// transaction whose digest did not match the member's tree once applied,
+// the sign of a member gone inconsistent. A restarted member counts anew,
+// replaying its log: the same count again is not a new finding.
 func (rs *restarts) digest(m int, when string) {
 	n, err := mntr(rs.ph.ensemble.Addr(m), "zk_digest_mismatches_count")
 	if err != nil {
@@ -156,10 +155,10 @@ func (rs *restarts) digest(m int, when string) {
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if n <= rs.counted[m] {
+	if n == 0 || n == rs.reported[m] {
 		return
 	}
-	rs.counted[m] = n
+	rs.reported[m] = n
 	rs.findings = append(rs.findings, fmt.Sprintf("member %d of the %d-member ensemble counted %d digest mismatches (%s)",
 		m+1, rs.ph.ensemble.Len(), n, when))
 }
@@ -185,24 +184,23 @@ func mntr(addr, key string) (int64, error) {
 	return 0, fmt.Errorf("no %s in the mntr answer of %s", key, addr)
 }
 
-// health compares the members once an epoch's workers have all gone and
-// their nodes with them: each member, synced with the leader, must hold no
-// ephemeral node (zk_ephemerals_count, and under the root) and have
-// counted no digest mismatch. What it finds is a finding of the run, not
-// a failed test: the recipes' promises are judged by the rules.
-func (ph *phase) health() []string {
+// health returns the findings of an epoch: those of its rolling restarts,
+// and what it finds in the members once the epoch's workers have all gone
+// and their nodes with them: each member's digest mismatches (rs.digest);
+// each must hold no ephemeral node (zk_ephemerals_count, and none under
+// the root, synced with the leader); and all must hold as many nodes
+// (zk_znode_count: the containers the workers left are being reaped, so a
+// difference must last 5 s). What it finds is a finding of the run, not a
+// failed test: the recipes' promises are judged by the rules, and must
+// hold whatever the ensemble does.
+func (ph *phase) health(rs *restarts) []string {
 	var out []string
 	for m := range ph.n {
+		rs.digest(m, "once the workers had gone")
 		addr := ph.ensemble.Addr(m)
 		what := fmt.Sprintf("member %d of the %d-member ensemble", m+1, ph.n)
-		for _, key := range []string{"zk_digest_mismatches_count", "zk_ephemerals_count"} {
-			n, err := mntr(addr, key)
-			switch {
-			case err != nil:
-				out = append(out, fmt.Sprintf("%s: %v", what, err))
-			case n != 0:
-				out = append(out, fmt.Sprintf("%s: %s %d once the workers had gone", what, key, n))
-			}
+		if n, err := mntr(addr, "zk_ephemerals_count"); err != nil || n != 0 {
+			out = append(out, fmt.Sprintf("%s: zk_ephemerals_count %d (%v) once the workers had gone", what, n, err))
 		}
 		left, err := ephemeralsUnder(addr, ph.root)
 		if err != nil {
@@ -212,7 +210,26 @@ func (ph *phase) health() []string {
 			out = append(out, fmt.Sprintf("%s keeps %s once the workers had gone", what, l))
 		}
 	}
-	return out
+	var nodes []int64
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		nodes = nodes[:0]
+		for m := range ph.n {
+			n, err := mntr(ph.ensemble.Addr(m), "zk_znode_count")
+			if err != nil {
+				n = -1
+			}
+			nodes = append(nodes, n)
+		}
+		if slices.Min(nodes) == slices.Max(nodes) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond) // the reaper's deletions reach every member
+	}
+	if slices.Min(nodes) != slices.Max(nodes) {
+		out = append(out, fmt.Sprintf("the members of the %d-member ensemble hold different numbers of nodes (zk_znode_count %v) 5 s after the workers had gone", ph.n, nodes))
+	}
+	_, found := rs.counts() // the digest findings of the epoch's rounds, and of now
+	return append(found, out...)
 }
 
 // ephemeralsUnder connects to the member at addr alone, syncs it with the

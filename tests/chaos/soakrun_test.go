@@ -62,10 +62,20 @@ func (ph *phase) epoch(t *testing.T, k int) {
 	require.NoError(t, err)
 	lin := chaos.Linearize(rep, events, s.store.Applied(), porcupineBound)
 	excused := loneTakeovers(rep, events, s.cfg.timeout)
-	rounds, findings := rs.counts()
-	findings = append(findings, ph.health()...)
-	for _, fi := range findings {
-		t.Logf("finding: %s", fi)
+	rounds, _ := rs.counts()
+	findings := ph.health(rs)
+	losses := 0
+	for _, ev := range events {
+		if ev.Type == chaos.EvLoss {
+			losses++
+		}
+	}
+	for i, fi := range findings {
+		// What the recipes promised and kept meanwhile: the epoch's
+		// verdicts.
+		findings[i] = fmt.Sprintf("%s; in the %d-member phase's epoch %d: %d sections, %d losses told to holders, %d violations",
+			fi, ph.n, k, sectionsIn(rep), losses, len(rep.Violations))
+		t.Logf("finding: %s", findings[i])
 	}
 	ep := epochResult{n: ph.n, rep: rep, lin: lin, events: events, faults: f.counts(), rounds: rounds,
 		findings: findings, excused: excused, orphans: r.orphans}

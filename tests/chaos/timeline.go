@@ -25,7 +25,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -64,6 +66,15 @@ const (
 	EvSrvStart  = "server-start" // the server was started again
 	EvHung      = "hung"         // a worker did not exit in time and was killed
 )
+
+// EvTorn is not written by anyone: ParseTimeline makes it of the start of
+// a line that a process killed with SIGKILL left unfinished, which the
+// next appender's line follows (Pid: the one the fragment names, Note:
+// the fragment). A write(2) to a regular file is atomic with respect to
+// other appenders, but a SIGKILL can end one that spans two pages of the
+// file between them. Check requires the fragment's process to be killed
+// after it.
+const EvTorn = "torn"
 
 // NoteMissedStop is the Note of the SIGCONT that the harness sends at once
 // after a SIGSTOP that missed its target (the worker let go of the lock
@@ -208,6 +219,15 @@ func (l *Log) Append(ev Event) error {
 // Close closes the file.
 func (l *Log) Close() error { return l.f.Close() }
 
+func parseEvent(line []byte) (Event, bool) {
+	var ev Event
+	err := json.Unmarshal(line, &ev)
+	return ev, err == nil && ev.Type != ""
+}
+
+// tornPid finds the pid in the start of a torn line.
+var tornPid = regexp.MustCompile(`^\{"t":\d+,"pid":(\d+)`)
+
 // ReadTimeline returns the events of the timeline at path, in append order.
 func ReadTimeline(path string) ([]Event, error) {
 	data, err := os.ReadFile(path)
@@ -231,9 +251,18 @@ func ParseTimeline(data []byte, first int) ([]Event, int, error) {
 			return out, used, nil
 		}
 		line := data[used : used+i]
-		var ev Event
-		if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
-			return out, used, fmt.Errorf("chaos: timeline line %d: bad event %q", first+len(out)+1, line)
+		ev, ok := parseEvent(line)
+		if !ok {
+			// A torn line, followed by a whole one?
+			j := bytes.LastIndex(line, []byte(`{"t":`))
+			if ev, ok = parseEvent(line[max(j, 0):]); j <= 0 || !ok {
+				return out, used, fmt.Errorf("chaos: timeline line %d: bad event %q", first+len(out)+1, line)
+			}
+			torn := Event{Seq: first + len(out) + 1, Type: EvTorn, Note: string(line[:j])}
+			if m := tornPid.FindSubmatch(line[:j]); m != nil {
+				torn.Pid, _ = strconv.Atoi(string(m[1]))
+			}
+			out = append(out, torn)
 		}
 		ev.Seq = first + len(out) + 1
 		out = append(out, ev)
