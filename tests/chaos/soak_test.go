@@ -40,7 +40,7 @@ type soakConfig struct {
 // the output folder and SOAK_KEEP=1 keeps every timeline.
 func soakConfigFromEnv(t *testing.T) soakConfig {
 	t.Helper()
-	c := soakConfig{sizes: []int{3}, duration: 40 * time.Second, epoch: 40 * time.Second, procs: 4,
+	c := soakConfig{sizes: []int{3}, duration: 40 * time.Second, epoch: 20 * time.Second, procs: 4,
 		timeout: 4 * time.Second, gap: 2 * time.Second, rollGap: 2 * time.Second, hold: 2 * time.Millisecond}
 	if os.Getenv("SOAK_LONG") == "1" {
 		c = soakConfig{sizes: []int{3, 5}, duration: 105 * time.Minute, sections: 1_000_000, epoch: 4 * time.Minute,

@@ -81,6 +81,16 @@ func (s *Store) Close() error {
 	return err
 }
 
+// Reset empties the store, and forgets what it did: a new run on it
+// starts from every key's InitialValue and no token, as Linearize's model
+// does. No operation may be under way.
+func (s *Store) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys = map[string]*cell{}
+	s.applied = map[opID]Event{}
+}
+
 // Applied returns, and forgets, what the store did with every operation
 // since the last call, as the events a worker would have logged for them,
 // stamped with the time the store answered (Begin too: the store does not
