@@ -41,7 +41,11 @@ type run struct {
 	made      []string                  // the nodes the harness made for the run, deleted after it
 	specOf    func(slot int) chaos.Spec // what a worker does; nil: spec
 	orphans   int                       // nodes left behind, as finish found
-	commandOf func(slot int) *exec.Cmd  // a worker that is not this test binary (Curator's); nil: none
+	// keepOrphans leaves the judgement of the nodes left behind to the
+	// caller (the soak): finish puts them in leftover.
+	keepOrphans bool
+	leftover    []zktest.Leftover
+	commandOf   func(slot int) *exec.Cmd // a worker that is not this test binary (Curator's); nil: none
 
 	mu    sync.Mutex
 	procs map[int]*proc // live workers by pid
@@ -323,7 +327,11 @@ func (r *run) finish() *chaos.Report {
 	events, err := chaos.ReadTimeline(r.timeline)
 	require.NoError(r.t, err)
 	report := chaos.Check(events)
-	r.orphans = r.checkOrphans()
+	if r.keepOrphans {
+		r.leftover = r.leftovers()
+	} else {
+		r.orphans = r.checkOrphans()
+	}
 	return report
 }
 
@@ -350,10 +358,20 @@ func raceReports(stderr string) (ours, theirs []string) {
 	return ours, theirs
 }
 
-// checkOrphans deletes the run's own persistent nodes, waits for the
-// sessions of killed workers to expire, and reports what is left; it
-// returns how many nodes that is.
+// checkOrphans reports the nodes left behind (leftovers) and returns how
+// many there are.
 func (r *run) checkOrphans() int {
+	r.t.Helper()
+	orphans := r.leftovers()
+	for _, o := range orphans {
+		r.t.Errorf("orphan: %s", o)
+	}
+	return len(orphans)
+}
+
+// leftovers deletes the run's own persistent nodes, waits for the sessions
+// of killed workers to expire, and returns what is left.
+func (r *run) leftovers() []zktest.Leftover {
 	r.t.Helper()
 	for _, p := range r.made {
 		require.NoError(r.t, r.admin.Delete(p, -1))
@@ -372,10 +390,7 @@ func (r *run) checkOrphans() int {
 	}
 	orphans, err := zktest.Leftovers(r.admin, r.root)
 	require.NoError(r.t, err)
-	for _, o := range orphans {
-		r.t.Errorf("orphan: %s", o)
-	}
-	return len(orphans)
+	return orphans
 }
 
 // TestRaceReports: the fault suite lets through only go-zookeeper's own

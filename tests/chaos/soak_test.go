@@ -110,15 +110,31 @@ func TestSoak(t *testing.T) {
 // target sections are done.
 func (s *soak) phase(t *testing.T, n int, budget time.Duration, target int) {
 	ph := &phase{soak: s, n: n, end: time.Now().Add(budget), target: target}
-	ph.ensemble = zktest.StartEnsemble(t, n)
+	ph.start(t)
+	for k := 1; time.Now().Before(ph.end) && (target == 0 || ph.sections < target); k++ {
+		if ph.epoch(t, k) {
+			ph.rebuild(t, k)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// start starts the phase's ensemble, its root (a container of the soak's
+// own: the ensemble is the soak's alone) and each worker slot's proxies to
+// its members.
+func (ph *phase) start(t *testing.T) {
+	ph.ensemble = zktest.StartEnsemble(t, ph.n)
 	ph.servers = ph.ensemble.Servers()
 	ph.admin = zktest.Connect(t, ph.servers)
-	ph.root = zktest.Root(t, ph.admin)
+	ph.root = fmt.Sprintf("/soak-%d-member-%d", ph.n, ph.rebuilt)
 	_, err := ph.admin.CreateContainer(ph.root, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
-	for range s.cfg.procs {
+	ph.links = nil
+	for range ph.soak.cfg.procs {
 		var links []*testenv.Proxy
-		for i := range n {
+		for i := range ph.n {
 			p, err := testenv.NewProxy(ph.ensemble.Addr(i))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = p.Close() })
@@ -126,12 +142,25 @@ func (s *soak) phase(t *testing.T, n int, budget time.Duration, target int) {
 		}
 		ph.links = append(ph.links, links)
 	}
-	for k := 1; time.Now().Before(ph.end) && (target == 0 || ph.sections < target); k++ {
-		ph.epoch(t, k)
-		if t.Failed() {
-			return
+}
+
+// rebuild replaces an ensemble that went inconsistent in epoch k with a
+// new one, as its operator would have to: an inconsistent member stays so
+// (ZooKeeper 3.8.0 neither repairs nor stops it), and keeps nodes of
+// expired sessions that would block the next epoch's locks for good.
+func (ph *phase) rebuild(t *testing.T, k int) {
+	t.Logf("soak: the %d-member ensemble went inconsistent in epoch %d: a new one takes its place", ph.n, k)
+	for m := range ph.n {
+		require.NoError(t, ph.ensemble.Stop(m))
+	}
+	for _, links := range ph.links {
+		for _, p := range links {
+			_ = p.Close()
 		}
 	}
+	ph.rebuilt++
+	ph.soak.total.rebuilt[ph.n]++
+	ph.start(t)
 }
 
 // phase is one ensemble's part of the soak.
@@ -148,6 +177,7 @@ type phase struct {
 	links    [][]*testenv.Proxy // by slot: a proxy to each member
 	timeline string             // the epoch's
 	rounds   int                // rolling restart rounds begun
+	rebuilt  int                // ensembles replaced after they went inconsistent
 }
 
 // spec is what the worker in slot does: a loop of every recipe, over the

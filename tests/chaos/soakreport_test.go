@@ -56,13 +56,14 @@ type totals struct {
 	excused    int
 	worstTake  time.Duration
 	orphans    int
+	rebuilt    map[int]int // by ensemble size: ensembles replaced after they went inconsistent
 	epochs     int
 	plot       chaos.Plot
 }
 
 func newTotals() totals {
 	return totals{sections: map[string]int{}, faults: map[string]int{}, rounds: map[string]int{},
-		violations: map[string]int{}, verdicts: map[porcupine.CheckResult]int{},
+		violations: map[string]int{}, verdicts: map[porcupine.CheckResult]int{}, rebuilt: map[int]int{},
 		plot: chaos.Plot{Sections: map[string][]int{}}}
 }
 
@@ -214,7 +215,7 @@ func (s *soak) report(elapsed time.Duration) string {
 	row("orphans", fmt.Sprint(tot.orphans))
 	row("takeovers of an election", fmt.Sprintf("%d, the slowest %v; %d late with other faults about (not violations)",
 		tot.takeovers, tot.worstTake.Round(time.Millisecond), tot.excused))
-	row("ensemble findings", fmt.Sprint(len(tot.findings)))
+	row("ensemble findings", fmt.Sprintf("%d; ensembles replaced after they went inconsistent, by size: %v", len(tot.findings), tot.rebuilt))
 	for _, f := range slices.Compact(slices.Sorted(slices.Values(tot.findings))) {
 		fmt.Fprintf(&b, "\n- %s", f)
 	}

@@ -192,8 +192,9 @@ func mntr(addr, key string) (int64, error) {
 // (zk_znode_count: the containers the workers left are being reaped, so a
 // difference must last 5 s). What it finds is a finding of the run, not a
 // failed test: the recipes' promises are judged by the rules, and must
-// hold whatever the ensemble does.
-func (ph *phase) health(rs *restarts) []string {
+// hold whatever the ensemble does. Any finding makes the ensemble
+// inconsistent.
+func (ph *phase) health(rs *restarts) (findings []string, inconsistent bool) {
 	var out []string
 	for m := range ph.n {
 		rs.digest(m, "once the workers had gone")
@@ -229,7 +230,7 @@ func (ph *phase) health(rs *restarts) []string {
 		out = append(out, fmt.Sprintf("the members of the %d-member ensemble hold different numbers of nodes (zk_znode_count %v) 5 s after the workers had gone", ph.n, nodes))
 	}
 	_, found := rs.counts() // the digest findings of the epoch's rounds, and of now
-	return append(found, out...)
+	return append(found, out...), len(found)+len(out) > 0
 }
 
 // ephemeralsUnder connects to the member at addr alone, syncs it with the

@@ -21,15 +21,16 @@ const porcupineBound = 2 * time.Minute
 
 // epoch runs one epoch of a phase: fresh workers, faults and rolling
 // restarts for the epoch's time, then the workers' end, the rules,
-// porcupine and the members' health.
-func (ph *phase) epoch(t *testing.T, k int) {
+// porcupine and the members' health. It reports whether the ensemble went
+// inconsistent.
+func (ph *phase) epoch(t *testing.T, k int) (inconsistent bool) {
 	s := ph.soak
 	dir := filepath.Join(s.out, fmt.Sprintf("%d-member-%03d", ph.n, k))
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	ph.timeline = filepath.Join(dir, "timeline.jsonl")
 	r := &run{t: t, cfg: config{procs: s.cfg.procs}, sc: scenario{name: "soak", timeout: s.cfg.timeout},
 		admin: ph.admin, root: ph.root, servers: ph.servers, timeline: ph.timeline,
-		procs: map[int]*proc{}, specOf: ph.spec}
+		procs: map[int]*proc{}, specOf: ph.spec, keepOrphans: true}
 	var err error
 	r.log, err = chaos.OpenLog(r.timeline)
 	require.NoError(t, err)
@@ -66,7 +67,17 @@ func (ph *phase) epoch(t *testing.T, k int) {
 	lin := chaos.Linearize(rep, events, s.store.Applied(), porcupineBound)
 	excused := loneTakeovers(rep, events, s.cfg.timeout)
 	rounds, _ := rs.counts()
-	findings := ph.health(rs)
+	findings, inconsistent := ph.health(rs)
+	for _, o := range r.leftover {
+		// A node of an expired session that a member keeps: the
+		// ensemble's doing, once it is inconsistent.
+		if inconsistent {
+			findings = append(findings, fmt.Sprintf("left on the inconsistent ensemble: %s", o))
+		} else {
+			t.Errorf("orphan: %s", o)
+			r.orphans++
+		}
+	}
 	losses := 0
 	for _, ev := range events {
 		if ev.Type == chaos.EvLoss {
@@ -105,6 +116,7 @@ func (ph *phase) epoch(t *testing.T, k int) {
 		require.NoError(t, os.RemoveAll(dir))
 	}
 	s.progress(t, ph, k, nil, nil, nil)
+	return inconsistent
 }
 
 // progress prints where the run stands: the epoch under way (r, f, rs) if
