@@ -17,17 +17,17 @@ import (
 const RuleLinearizable = "linearizable"
 
 // The model that porcupine judges each store key's history against: a
-// register with a fencing check, and the promise of the locks that guard
-// it. Its state is the key's value and the greatest token that has
-// written it or read it fenced.
+// register with the store's fencing check (see Store), and the promise of
+// the locks that guard it. Its state is the key's value, its fence and its
+// last write's token.
 //
-//   - An operation whose token is below the key's must have been refused.
-//   - Any other must have been accepted; a read returns the value, and a
-//     fenced read makes its token the key's.
-//   - A write sets the value and the token. An exclusive holder's write
-//     names the value its section last saw (its Basis): under a lock that
-//     kept others out, that is still the value. A write that clobbered
-//     another holder's (a lost update) breaks this.
+//   - A write under a token below the fence, or a read under one below the
+//     last write's, must have been refused; any other accepted.
+//   - A read returns the value; a fenced one raises the fence to its token.
+//   - A write sets the value, the fence and the last write's token. An
+//     exclusive holder's write names the value its section last saw (its
+//     Basis): under a lock that kept others out, that is still the value.
+//     A write that clobbered another holder's (a lost update) breaks this.
 //
 // A store that checks tokens keeps the first two by itself; the third is
 // what the locks promise, and what a worker that skips the lock breaks.
@@ -38,7 +38,7 @@ var fencedRegister = porcupine.Model{
 	Step: func(state, input, output any) (bool, any) {
 		s, in, out := state.(register), input.(storeOp), output.(storeResult)
 		switch {
-		case in.token < s.token:
+		case in.write && in.token < s.fence, !in.write && in.token < s.written:
 			return !out.ok, s
 		case !out.ok:
 			return false, s
@@ -46,11 +46,11 @@ var fencedRegister = porcupine.Model{
 			if in.excl && in.basis != s.value {
 				return false, s
 			}
-			return true, register{token: in.token, value: in.value}
+			return true, register{fence: in.token, written: in.token, value: in.value}
 		case out.value != s.value:
 			return false, s
 		case in.fence:
-			s.token = in.token
+			s.fence = max(s.fence, in.token)
 		}
 		return true, s
 	},
@@ -67,13 +67,13 @@ var fencedRegister = porcupine.Model{
 	},
 	DescribeState: func(state any) string {
 		s := state.(register)
-		return fmt.Sprintf("%s (token %d)", s.value, s.token)
+		return fmt.Sprintf("%s (fence %d, written under %d)", s.value, s.fence, s.written)
 	},
 }
 
 type register struct {
-	token int64
-	value string
+	fence, written int64
+	value          string
 }
 
 type storeOp struct {
@@ -184,9 +184,10 @@ type Exposure struct {
 	// that last hit the earlier holder.
 	Overlaps map[string]int
 	// Stale counts the store writes accepted although a hold that
-	// entered the path later had already used the store there: a
-	// superseded holder's write landing on its successor's data. By the
-	// fault that last hit the writer.
+	// succeeded the writer's on the path (a greater token; the later
+	// enter, for holds without one) had already used the store there,
+	// and the store had accepted it: a superseded holder's write landing
+	// on its successor's data. By the fault that last hit the writer.
 	Stale map[string]int
 }
 
@@ -194,8 +195,8 @@ type Exposure struct {
 func Expose(events []Event) Exposure {
 	x := Exposure{Overlaps: map[string]int{}, Stale: map[string]int{}}
 	type use struct {
-		enter int   // the seq of its hold's enter
-		at    int64 // when its first store operation returned
+		enter Event // its hold's enter
+		at    int64 // when its first accepted store operation returned
 	}
 	enters := map[string]Event{}
 	first := map[string][]use{} // by key: each hold's first store use, in time order
@@ -233,9 +234,9 @@ func Expose(events []Event) Exposure {
 			kind, _, _ := strings.Cut(ev.Note, " ")
 			hit[ev.Target] = kind
 		case EvStoreRead, EvStoreWrite:
-			if e, ok := enters[ev.Hold]; ok && !used[ev.Hold] {
+			if e, ok := enters[ev.Hold]; ok && ev.OK && !used[ev.Hold] {
 				used[ev.Hold] = true
-				first[ev.Paths[0]] = append(first[ev.Paths[0]], use{enter: e.Seq, at: ev.Time})
+				first[ev.Paths[0]] = append(first[ev.Paths[0]], use{enter: e, at: ev.Time})
 			}
 		}
 	}
@@ -251,13 +252,33 @@ func Expose(events []Event) Exposure {
 			if u.at >= ev.Begin {
 				break
 			}
-			if u.enter > e.Seq {
+			if later(u.enter, e, ev.Paths[0]) {
 				x.Stale[lastHit(events, ev)]++
 				break
 			}
 		}
 	}
 	return x
+}
+
+// later reports whether the hold that entered with b succeeds the one
+// that entered with a on path p: by their tokens there when both have one
+// (a hold that completed its acquisition late, on resuming from a stop,
+// may enter after a successor), else by the order of their enters
+// (Curator's holds have no token).
+func later(b, a Event, p string) bool {
+	tb, ta := tokenOn(b, p), tokenOn(a, p)
+	if tb != 0 && ta != 0 {
+		return tb > ta
+	}
+	return b.Seq > a.Seq
+}
+
+func tokenOn(e Event, p string) int64 {
+	if i := slices.Index(e.Paths, p); i >= 0 && i < len(e.Tokens) {
+		return e.Tokens[i]
+	}
+	return 0
 }
 
 // lastHit names the last fault on the process of the write w before it

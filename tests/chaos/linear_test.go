@@ -195,3 +195,23 @@ func TestTornLine(t *testing.T) {
 	_, _, err = ParseTimeline([]byte(`x{"t":2,"pid":7,"ev":"store-re`+"\n"), 0)
 	assert.Error(t, err, "a torn line with nothing whole after it")
 }
+
+// TestReadersFenceTheirWriter: readers of an RWMutex, which hold together,
+// do not refuse each other, but a writer they succeeded, superseded while
+// it held, cannot write under their feet; a stale reader, after a later
+// writer wrote, is refused.
+func TestReadersFenceTheirWriter(t *testing.T) {
+	r := newStoreRun(t, true)
+	w, r1, r2 := r.client(1), r.client(2), r.client(3)
+	r.write(w, "1.1", "/k", 3, "1.1:1", r.read(w, "1.1", "/k", 3, true).Value)
+	v := r.read(w, "1.2", "/k", 5, true)
+	assert.True(t, r.read(r1, "2.1", "/k", 10, true).OK)
+	assert.True(t, r.read(r2, "3.1", "/k", 12, true).OK)
+	assert.True(t, r.read(r1, "2.1", "/k", 10, true).OK, "a reader refused after another reader")
+	assert.False(t, r.write(w, "1.2", "/k", 5, "1.2:1", v.Value).OK, "the superseded writer's write was accepted")
+	r.section(w, "1.3", "/k", 14)
+	assert.False(t, r.read(r1, "2.1", "/k", 10, true).OK, "a reader older than the last write was not refused")
+	rep, ls := r.linearize()
+	assert.Empty(t, rep.Violations)
+	assert.Equal(t, porcupine.Ok, ls[0].Result)
+}

@@ -13,11 +13,13 @@ import (
 
 // Store is the resource that holders protect: a key-value store on
 // loopback that checks fencing tokens, as a database a service writes to
-// would. Every operation carries the token of the hold it is made under;
-// the store refuses it if a greater token has been seen on its key, and a
-// write, or a fenced read (the first access of an exclusive section),
-// makes its token the key's. Without the check (NewStore(false), the
-// negative control) it accepts everything.
+// would. Every operation carries the token of the hold it is made under.
+// Each key has two tokens: the fence, the greatest of its accepted writes
+// and fenced reads (a section's first access), and the token of its last
+// write. A write is refused under a token below the fence, a read under
+// one below the last write's: readers of an RWMutex, which hold together,
+// fence the writers they succeed without refusing each other. Without the
+// check (NewStore(false), the negative control) it accepts everything.
 //
 // Workers reach it over TCP, one connection per loop, in lines of ASCII:
 //
@@ -44,8 +46,9 @@ type Store struct {
 const InitialValue = "-"
 
 type cell struct {
-	token int64
-	value string
+	fence   int64 // the greatest token of an accepted write or fenced read
+	written int64 // the last accepted write's token
+	value   string
 }
 
 type opID struct {
@@ -168,18 +171,19 @@ func (s *Store) do(line string) string {
 		k = &cell{value: InitialValue}
 		s.keys[ev.Paths[0]] = k
 	}
-	ev.OK = !s.check || ev.Token >= k.token
-	if ev.OK {
-		switch {
-		case ev.Type == EvStoreRead:
+	switch {
+	case ev.Type == EvStoreRead:
+		if ev.OK = !s.check || ev.Token >= k.written; ev.OK {
 			ev.Value = k.value
 			if ev.Fence && s.check {
-				k.token = ev.Token
+				k.fence = max(k.fence, ev.Token)
 			}
-		default:
+		}
+	default:
+		if ev.OK = !s.check || ev.Token >= k.fence; ev.OK {
 			k.value = ev.Value
 			if s.check {
-				k.token = ev.Token
+				k.fence, k.written = ev.Token, ev.Token
 			}
 		}
 	}

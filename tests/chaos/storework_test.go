@@ -38,9 +38,10 @@ func (sc *storeConn) close() {
 }
 
 // storeSection is one section's use of the store. Its first touch reads
-// each of its paths' keys: fenced for an exclusive hold, whose token then
-// becomes the key's; the others write a new value, named after the hold,
-// on the value last seen (the Basis). A reader of an RWMutex only reads. A
+// each of its paths' keys, fenced: a later write under a smaller token is
+// refused (Store); the others write a new value, named after the hold, on
+// the value last seen (the Basis). A reader of an RWMutex only reads,
+// fenced too, so that a superseded writer cannot write under its feet. A
 // semaphore's leases share their key, and their tokens do not order them:
 // they write without one. Nothing is sent once the hold has ended — a
 // holder told of its loss stops — but a blind section's last writes
@@ -75,7 +76,7 @@ func (s *storeSection) touch(first, last bool) {
 		}
 		var ev Event
 		if first || s.h.recipe == RecipeRead {
-			ev, err = c.Read(p, token, !shared)
+			ev, err = c.Read(p, token, s.h.recipe != RecipeLease)
 			if err == nil && ev.OK {
 				s.basis[p] = ev.Value
 			}
