@@ -181,7 +181,7 @@ type Exposure struct {
 	// Overlaps counts the enters made while an earlier hold on the path
 	// had not yet ended, nor been told of its end (a loss, or its
 	// process's kill): two processes believing they hold. By the fault
-	// that last hit the earlier holder.
+	// that last hit the earlier holder, or the entering one if later.
 	Overlaps map[string]int
 	// Stale counts the store writes accepted although a hold that
 	// succeeded the writer's on the path (a greater token; the later
@@ -202,7 +202,11 @@ func Expose(events []Event) Exposure {
 	first := map[string][]use{} // by key: each hold's first store use, in time order
 	used := map[string]bool{}
 	live := map[string][]Event{} // by path: the enters of holds not yet ended
-	hit := map[int]string{}      // by pid: the last fault on it
+	type fault struct {
+		kind string
+		seq  int
+	}
+	hit := map[int]fault{} // by pid: the last fault on it
 	end := func(gone func(Event) bool) {
 		for p, es := range live {
 			live[p] = slices.DeleteFunc(es, gone)
@@ -219,20 +223,27 @@ func Expose(events []Event) Exposure {
 			x.Sections++
 			for _, p := range ev.Paths {
 				if len(live[p]) > 0 {
-					x.Overlaps[hit[live[p][0].Pid]]++
+					// The earlier holder's fault, or the entering
+					// one's if later: a process stopped while it
+					// waited can complete its acquisition late.
+					f := hit[live[p][0].Pid]
+					if g := hit[ev.Pid]; g.seq > f.seq {
+						f = g
+					}
+					x.Overlaps[f.kind]++
 				}
 				live[p] = append(live[p], ev)
 			}
 		case EvExit, EvLoss:
 			end(func(e Event) bool { return e.Hold == ev.Hold })
 		case EvKill:
-			hit[ev.Target] = "kill"
+			hit[ev.Target] = fault{"kill", ev.Seq}
 			end(func(e Event) bool { return e.Pid == ev.Target })
 		case EvStop:
-			hit[ev.Target] = "sigstop"
+			hit[ev.Target] = fault{"sigstop", ev.Seq}
 		case EvPartition:
 			kind, _, _ := strings.Cut(ev.Note, " ")
-			hit[ev.Target] = kind
+			hit[ev.Target] = fault{kind, ev.Seq}
 		case EvStoreRead, EvStoreWrite:
 			if e, ok := enters[ev.Hold]; ok && ev.OK && !used[ev.Hold] {
 				used[ev.Hold] = true
