@@ -106,7 +106,7 @@ func (w *worker) work(sess *recipes.Session, sc *storeConn, id string, h *held) 
 	}()
 	// touch writes the hold's tokens; the last writes go out blind if
 	// the spec says so.
-	touch := func(first, last bool) { w.writes(sess, id, h, last && w.spec.Blind) }
+	touch := func(_, last bool) { w.writes(sess, id, h, last && w.spec.Blind) }
 	if sc != nil {
 		st := &storeSection{w: w, c: sc, id: id, h: h, basis: map[string]string{}}
 		touch = st.touch

@@ -34,7 +34,7 @@ type Spec struct {
 	// has ended: the guard alone must then refuse them.
 	Blind bool `json:"blind,omitempty"`
 	// Store, if set, is the address of the Store that sections read and
-	// write instead of writing to ZooKeeper (see storeWork); Unguarded
+	// write instead of writing to ZooKeeper (see storeSection); Unguarded
 	// makes them do so without their token, as a lock without one does.
 	Store     string `json:"store,omitempty"`
 	Unguarded bool   `json:"unguarded,omitempty"`
