@@ -29,6 +29,7 @@ type soakConfig struct {
 	gap      time.Duration // the mean time between two faults of one kind
 	rollGap  time.Duration // the mean time between two rolling restart rounds
 	hold     time.Duration // the time inside a section
+	minEach  int           // a short run goes on until it has had this many faults and rolling rounds of each kind
 	out      string        // where the report, the picture and kept timelines go; "": a temporary folder
 	keep     bool          // keep every epoch's timeline, not only those with a violation
 }
@@ -41,7 +42,7 @@ type soakConfig struct {
 func soakConfigFromEnv(t *testing.T) soakConfig {
 	t.Helper()
 	c := soakConfig{sizes: []int{3}, duration: 40 * time.Second, epoch: 20 * time.Second, procs: 4,
-		timeout: 4 * time.Second, gap: 2 * time.Second, rollGap: 2 * time.Second, hold: 2 * time.Millisecond}
+		timeout: 4 * time.Second, gap: 2 * time.Second, rollGap: 2 * time.Second, hold: 2 * time.Millisecond, minEach: 1}
 	if os.Getenv("SOAK_LONG") == "1" {
 		c = soakConfig{sizes: []int{3, 5}, duration: 105 * time.Minute, sections: 1_000_000, epoch: 4 * time.Minute,
 			procs: 16, timeout: 4 * time.Second, gap: 3500 * time.Millisecond, rollGap: 40 * time.Second, hold: 2 * time.Millisecond}

@@ -173,8 +173,8 @@ func (s *soak) finish() {
 	assert.Zero(t, tot.orphans, "orphans")
 	assert.Zero(t, tot.stale, "stale writes accepted")
 	assert.Equal(t, tot.keys, tot.verdicts[porcupine.Ok], "store keys porcupine found linearizable")
-	want := 1
-	wantRounds := 1
+	want := s.cfg.minEach
+	wantRounds := 2 * s.cfg.minEach
 	if os.Getenv("SOAK_LONG") == "1" {
 		want, wantRounds = 1000, 20
 		assert.GreaterOrEqual(t, tot.sectionsAll(), s.cfg.sections, "sections")

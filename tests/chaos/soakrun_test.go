@@ -49,7 +49,11 @@ func (ph *phase) epoch(t *testing.T, k int) (inconsistent bool) {
 		end = ph.end
 	}
 	shown := time.Now()
-	for time.Now().Before(end) && (ph.target == 0 || ph.sections+r.view.count < ph.target) {
+	// A short run goes on past its time, by up to an epoch, until it has
+	// had every kind of fault and of rolling round: they come at random.
+	over := end.Add(s.cfg.epoch)
+	for (time.Now().Before(end) || s.cfg.minEach > 0 && time.Now().Before(over) && s.lacking(ph, f, rs)) &&
+		(ph.target == 0 || ph.sections+r.view.count < ph.target) {
 		f.step()
 		if time.Since(shown) >= 10*time.Second {
 			shown = time.Now()
@@ -117,6 +121,23 @@ func (ph *phase) epoch(t *testing.T, k int) (inconsistent bool) {
 	}
 	s.progress(t, ph, k, nil, nil, nil)
 	return inconsistent
+}
+
+// lacking reports whether the run, with the epoch under way, has had
+// fewer than minEach faults of some kind or rolling rounds of some kind.
+func (s *soak) lacking(ph *phase, f *soakFaults, rs *restarts) bool {
+	for _, k := range processFaults {
+		if s.total.faults[k]+f.count[k] < s.cfg.minEach {
+			return true
+		}
+	}
+	rounds, _ := rs.counts()
+	for _, k := range []string{rollCareful, rollCareless} {
+		if s.total.rounds[fmt.Sprintf("%d-member %s", ph.n, k)]+rounds[k] < s.cfg.minEach {
+			return true
+		}
+	}
+	return false
 }
 
 // progress prints where the run stands: the epoch under way (r, f, rs) if
