@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -205,7 +206,7 @@ func compareTable(cfg compareConfig, out []compared) string {
 	for _, c := range out {
 		ok := 0
 		for _, l := range c.lin {
-			if l.Result == "Ok" {
+			if l.Result == porcupine.Ok {
 				ok++
 			}
 		}

@@ -199,8 +199,8 @@ func Expose(events []Event) Exposure {
 		at    int64 // when its first accepted store operation returned
 	}
 	enters := map[string]Event{}
-	first := map[string][]use{} // by key: each hold's first store use, in time order
-	used := map[string]bool{}
+	first := map[string][]use{}  // by key: each hold's first store use, in time order
+	used := map[[2]string]bool{} // by hold and key: a multi-lock's hold uses two keys
 	live := map[string][]Event{} // by path: the enters of holds not yet ended
 	type fault struct {
 		kind string
@@ -245,8 +245,8 @@ func Expose(events []Event) Exposure {
 			kind, _, _ := strings.Cut(ev.Note, " ")
 			hit[ev.Target] = fault{kind, ev.Seq}
 		case EvStoreRead, EvStoreWrite:
-			if e, ok := enters[ev.Hold]; ok && ev.OK && !used[ev.Hold] {
-				used[ev.Hold] = true
+			if e, ok := enters[ev.Hold]; ok && ev.OK && !used[[2]string{ev.Hold, ev.Paths[0]}] {
+				used[[2]string{ev.Hold, ev.Paths[0]}] = true
 				first[ev.Paths[0]] = append(first[ev.Paths[0]], use{enter: e, at: ev.Time})
 			}
 		}

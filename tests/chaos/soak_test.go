@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,7 +63,7 @@ func soakConfigFromEnv(t *testing.T) soakConfig {
 	}
 	if v := os.Getenv("SOAK_SIZES"); v != "" {
 		c.sizes = nil
-		for _, f := range filepath.SplitList(v) {
+		for f := range strings.SplitSeq(v, ",") {
 			n, err := strconv.Atoi(f)
 			require.NoError(t, err, "SOAK_SIZES")
 			c.sizes = append(c.sizes, n)

@@ -23,6 +23,7 @@ func TestPorcupineFlagsNegativeControls(t *testing.T) {
 			r.mustAwait("sections", r.bound(), func(v *view) bool { return v.count >= 200 })
 		})
 		assert.NotEmpty(t, rep.Broken(chaos.RuleLinearizable), "porcupine accepted sections made without the lock: %+v", lin)
+		assert.NotEmpty(t, rep.Broken(chaos.RuleExclusion), "the rules accepted sections made without the lock")
 	})
 	t.Run("unchecked-store", func(t *testing.T) {
 		rep, lin := negativeControl(t, false, func(r *run) {

@@ -40,6 +40,8 @@ type restarts struct {
 	quit chan struct{}
 	done chan struct{}
 
+	stopping sync.Once
+
 	mu       sync.Mutex
 	rounds   map[string]int // finished rounds by kind
 	errs     []error
@@ -54,14 +56,16 @@ func startRestarts(ph *phase, log *chaos.Log) *restarts {
 }
 
 // stop ends the rolling after the member under way (every member it
-// stopped has been started again) and waits for a quorum; it returns what
-// went wrong.
+// stopped has been started again) and waits for a quorum, once; it
+// returns what went wrong.
 func (rs *restarts) stop() []error {
-	close(rs.quit)
-	<-rs.done
-	if err := rs.ph.ensemble.WaitQuorum(); err != nil {
-		rs.fail(err)
-	}
+	rs.stopping.Do(func() {
+		close(rs.quit)
+		<-rs.done
+		if err := rs.ph.ensemble.WaitQuorum(); err != nil {
+			rs.fail(err)
+		}
+	})
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return rs.errs

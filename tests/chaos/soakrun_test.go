@@ -43,7 +43,19 @@ func (ph *phase) epoch(t *testing.T, k int) (inconsistent bool) {
 		r.spawn(slot)
 	}
 	rs := startRestarts(ph, r.log)
+	defer rs.stop()
 	f := newSoakFaults(r, ph)
+	defer func() {
+		// A failure that ended the epoch early: no worker, stopped by
+		// SIGSTOP or not, outlives the test.
+		if t.Failed() {
+			r.mu.Lock()
+			for _, p := range r.all {
+				_ = p.cmd.Process.Kill()
+			}
+			r.mu.Unlock()
+		}
+	}()
 	end := time.Now().Add(s.cfg.epoch)
 	if ph.end.Before(end) {
 		end = ph.end
@@ -204,8 +216,10 @@ func loneTakeovers(rep *chaos.Report, events []chaos.Event, timeout time.Duratio
 		if time.Duration(until-to.From) <= to.Limit {
 			continue
 		}
+		own := faults[slices.IndexFunc(faults, func(ev chaos.Event) bool { return ev.Seq == to.FaultSeq })]
 		other := slices.ContainsFunc(faults, func(ev chaos.Event) bool {
-			return ev.Seq != to.FaultSeq && ev.Time >= to.From-int64(2*timeout) && ev.Time <= until
+			undo := (ev.Type == chaos.EvCont || ev.Type == chaos.EvHeal) && ev.Target == own.Target && ev.Seq > own.Seq
+			return ev.Seq != to.FaultSeq && !undo && ev.Time >= to.From-int64(2*timeout) && ev.Time <= until
 		})
 		if other {
 			excused++
