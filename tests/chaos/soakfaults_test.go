@@ -112,7 +112,6 @@ func (f *soakFaults) pick(holder bool) (pid, slot int) {
 			pids = append(pids, ev.Pid)
 		}
 	}
-	slices.Sort(pids)
 	rand.Shuffle(len(pids), func(i, j int) { pids[i], pids[j] = pids[j], pids[i] })
 	f.r.mu.Lock()
 	defer f.r.mu.Unlock()
