@@ -2,6 +2,7 @@ package chaos_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +52,8 @@ type totals struct {
 	recovered  int // store operations known only from the store
 	keys       int // store keys judged by porcupine, summed over epochs
 	verdicts   map[porcupine.CheckResult]int
-	stale      int // accepted writes by a superseded holder after its successor used the store
+	groups     map[string]*keyGroup // porcupine's verdicts by kind of key (keyGroupOf)
+	stale      int                  // accepted writes by a superseded holder after its successor used the store
 	takeovers  int
 	excused    int
 	worstTake  time.Duration
@@ -63,7 +65,7 @@ type totals struct {
 
 func newTotals() totals {
 	return totals{sections: map[string]int{}, faults: map[string]int{}, rounds: map[string]int{},
-		violations: map[string]int{}, verdicts: map[porcupine.CheckResult]int{}, rebuilt: map[int]int{},
+		violations: map[string]int{}, verdicts: map[porcupine.CheckResult]int{}, groups: map[string]*keyGroup{}, rebuilt: map[int]int{},
 		plot: chaos.Plot{Sections: map[string][]int{}}}
 }
 
@@ -81,6 +83,24 @@ func (t *totals) violationsAll() int {
 		n += c
 	}
 	return n
+}
+
+// keyGroup is porcupine's verdicts on one kind of store key, summed over
+// epochs.
+type keyGroup struct {
+	keys, ops int
+	verdicts  map[porcupine.CheckResult]int
+}
+
+// keyGroupOf names a store key's kind: its lock path's last element
+// without the number, as soakPaths made it ("mutex", "rw", "sem",
+// "multi", "leader").
+func keyGroupOf(key string) string {
+	base := key[strings.LastIndexByte(key, '/')+1:]
+	if i := strings.LastIndexByte(base, '-'); i > 0 {
+		return base[:i]
+	}
+	return base
 }
 
 // add adds an epoch's results, and its sections per second and faults to
@@ -105,6 +125,14 @@ func (t *totals) add(start time.Time, e *epochResult) {
 		t.recovered += l.Recovered
 		t.keys++
 		t.verdicts[l.Result]++
+		g := t.groups[keyGroupOf(l.Key)]
+		if g == nil {
+			g = &keyGroup{verdicts: map[porcupine.CheckResult]int{}}
+			t.groups[keyGroupOf(l.Key)] = g
+		}
+		g.keys++
+		g.ops += l.Ops
+		g.verdicts[l.Result]++
 	}
 	for _, n := range chaos.Expose(e.events).Stale {
 		t.stale += n
@@ -211,6 +239,11 @@ func (s *soak) report(elapsed time.Duration) string {
 	row("rolling restart rounds", counts(tot.rounds))
 	row("store operations judged by porcupine", fmt.Sprintf("%d on %d key histories (%d known only from the store); verdicts %v",
 		tot.storeOps, tot.keys, tot.recovered, tot.verdicts))
+	for _, g := range slices.Sorted(maps.Keys(tot.groups)) {
+		kg := tot.groups[g]
+		row("porcupine on "+g+" keys", fmt.Sprintf("%d operations on %d key histories: %d linearizable, %d not, %d undecided",
+			kg.ops, kg.keys, kg.verdicts[porcupine.Ok], kg.verdicts[porcupine.Illegal], kg.verdicts[porcupine.Unknown]))
+	}
 	row("violations by the rules and porcupine", fmt.Sprintf("%d %s", tot.violationsAll(), counts(tot.violations)))
 	row("stale writes accepted", fmt.Sprint(tot.stale))
 	row("orphans", fmt.Sprint(tot.orphans))

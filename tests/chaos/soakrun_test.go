@@ -94,17 +94,25 @@ func (ph *phase) epoch(t *testing.T, k int) (inconsistent bool) {
 			r.orphans++
 		}
 	}
-	losses := 0
+	live := map[string]int{}
 	for _, ev := range events {
-		if ev.Type == chaos.EvLoss {
-			losses++
+		live[ev.Type]++
+	}
+	slowest := time.Duration(0)
+	for _, to := range rep.Takeovers {
+		if to.Next != "" {
+			slowest = max(slowest, to.After)
 		}
 	}
 	for i, fi := range findings {
-		// What the recipes promised and kept meanwhile: the epoch's
-		// verdicts.
-		findings[i] = fmt.Sprintf("%s; in the %d-member phase's epoch %d: %d sections, %d losses told to holders, %d violations",
-			fi, ph.n, k, sectionsIn(rep), losses, len(rep.Violations))
+		// What the recipes promised and kept meanwhile (the epoch's
+		// verdicts), and what their liveness was: workers that gave up
+		// waiting for their own loops or did not exit, and the slowest
+		// election takeover.
+		findings[i] = fmt.Sprintf("%s; in the %d-member phase's epoch %d: %d sections, %d losses told to holders, %d violations; "+
+			"%d workers stuck, %d hung, the slowest takeover %v",
+			fi, ph.n, k, sectionsIn(rep), live[chaos.EvLoss], len(rep.Violations),
+			live[chaos.EvStuck], live[chaos.EvHung], slowest.Round(time.Millisecond))
 		t.Logf("finding: %s", findings[i])
 	}
 	ep := epochResult{n: ph.n, rep: rep, lin: lin, events: events, faults: f.counts(), rounds: rounds,
