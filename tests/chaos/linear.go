@@ -227,6 +227,9 @@ func Expose(events []Event) Exposure {
 					// one's if later: a process stopped while it
 					// waited can complete its acquisition late.
 					f := hit[live[p][0].Pid]
+					if f.seq < live[p][0].Seq {
+						f = fault{} // it hit an earlier hold of that process
+					}
 					if g := hit[ev.Pid]; g.seq > f.seq {
 						f = g
 					}
@@ -264,7 +267,7 @@ func Expose(events []Event) Exposure {
 				break
 			}
 			if later(u.enter, e, ev.Paths[0]) {
-				x.Stale[lastHit(events, ev)]++
+				x.Stale[lastHit(events, ev.Pid, e.Seq, u.enter.Seq)]++
 				break
 			}
 		}
@@ -292,18 +295,26 @@ func tokenOn(e Event, p string) int64 {
 	return 0
 }
 
-// lastHit names the last fault on the process of the write w before it
-// began: "sigstop", "one-way", "both-way", or "" if none.
-func lastHit(events []Event, w Event) string {
+// lastHit names the last fault on process pid before the event of
+// sequence number to, a superseded holder's successor's enter, and after
+// from, the superseded hold's own enter if earlier — "sigstop",
+// "one-way", "both-way", or "" if none: the fault that let the successor
+// in. A later one, say a cut of a holder that has just resumed from a stop
+// and writes before it learns of its loss, did not. A hold that completed
+// its acquisition late, after its successor's, was hit while it waited.
+func lastHit(events []Event, pid, from, to int) string {
+	if from > to {
+		from = 0
+	}
 	kind := ""
 	for _, ev := range events {
-		if ev.Time > w.Begin {
-			break
+		if ev.Seq <= from || ev.Seq >= to || ev.Target != pid {
+			continue
 		}
-		switch {
-		case ev.Type == EvStop && ev.Target == w.Pid:
+		switch ev.Type {
+		case EvStop:
 			kind = "sigstop"
-		case ev.Type == EvPartition && ev.Target == w.Pid:
+		case EvPartition:
 			kind, _, _ = strings.Cut(ev.Note, " ")
 		}
 	}

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,6 +154,35 @@ func TestExpose(t *testing.T) {
 	assert.Equal(t, map[string]int{"": 1}, x.Stale)
 	assert.Equal(t, map[string]int{"": 1}, x.Overlaps, "2.1 entered while 1.1 had not ended")
 	assert.Equal(t, 2, x.Sections)
+}
+
+// TestExposeNamesTheFaultThatLetTheSuccessorIn: a stale write counts
+// under the last fault on its writer between its hold's enter and its
+// successor's, not under one after (a cut of a holder just resumed from a
+// stop, that writes before it learns of its loss), nor one that hit an
+// earlier hold of the process.
+func TestExposeNamesTheFaultThatLetTheSuccessorIn(t *testing.T) {
+	r := newStoreRun(t, false)
+	a, b := r.client(1), r.client(2)
+	add := func(ev Event) { ev.Seq = len(r.events) + 1; r.events = append(r.events, ev) }
+	add(Event{Type: EvPartition, Target: 1, Note: "both-way cut"}) // an earlier hold's
+	add(Event{Type: EvHeal, Target: 1})
+	add(Event{Type: EvEnter, Pid: 1, Hold: "1.1", Recipe: RecipeMutex, Paths: []string{"/k"}})
+	va := r.read(a, "1.1", "/k", 0, true)
+	add(Event{Type: EvStop, Target: 1})
+	add(Event{Type: EvEnter, Pid: 2, Hold: "2.1", Recipe: RecipeMutex, Paths: []string{"/k"}})
+	r.section(b, "2.1", "/k", 0)
+	add(Event{Type: EvCont, Target: 1})
+	add(Event{Type: EvPartition, Target: 1, Note: "one-way cut of a holder"})
+	r.write(a, "1.1", "/k", 0, "1.1:1", va.Value) // stale: the stop let 2.1 in
+	x := Expose(r.events)
+	assert.Equal(t, map[string]int{"sigstop": 1}, x.Stale)
+	assert.Equal(t, map[string]int{"sigstop": 1}, x.Overlaps)
+
+	r.events = slices.DeleteFunc(r.events, func(ev Event) bool { return ev.Type == EvStop })
+	x = Expose(r.events)
+	assert.Equal(t, map[string]int{"": 1}, x.Stale, "no fault between the two enters")
+	assert.Equal(t, map[string]int{"": 1}, x.Overlaps, "the cut hit an earlier hold")
 }
 
 // TestStoreProtocol: malformed requests are answered with an error and
