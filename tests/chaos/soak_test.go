@@ -45,7 +45,7 @@ func soakConfigFromEnv(t *testing.T) soakConfig {
 		timeout: 4 * time.Second, gap: 2 * time.Second, rollGap: 2 * time.Second, hold: 2 * time.Millisecond, minEach: 1}
 	if os.Getenv("SOAK_LONG") == "1" {
 		c = soakConfig{sizes: []int{3, 5}, duration: 115 * time.Minute, sections: 1_000_000, epoch: 4 * time.Minute,
-			procs: 16, timeout: 4 * time.Second, gap: 2500 * time.Millisecond, rollGap: 40 * time.Second, hold: 2 * time.Millisecond}
+			procs: 20, timeout: 4 * time.Second, gap: 2500 * time.Millisecond, rollGap: 40 * time.Second, hold: 2 * time.Millisecond}
 	}
 	for name, dst := range map[string]*time.Duration{"SOAK_DURATION": &c.duration, "SOAK_EPOCH": &c.epoch, "SOAK_GAP": &c.gap, "SOAK_ROLL_GAP": &c.rollGap} {
 		if v := os.Getenv(name); v != "" {
