@@ -124,7 +124,7 @@ demo:
 enginepath:
 	$(GO) run ./tools/enginepath $(ENGINEPATH_LIMITS)
 
-## soak: the million-section soak of docs/faults.md, and the run beside Curator (about 2 hours)
+## soak: the million-section soak of docs/faults.md, and the run beside Curator (up to about 2 h 15 min)
 # SOAK_DURATION, SOAK_SECTIONS, SOAK_EPOCH, SOAK_PROCS, SOAK_GAP,
 # SOAK_ROLL_GAP, SOAK_SIZES and COMPARE_RUN size and tune it; the report
 # (soak.md, compare.md), the picture (soak.svg, soak.png) and any failing

@@ -173,21 +173,26 @@ func (l Linearity) Visualize(dir string) (string, error) {
 }
 
 // Exposure is what a run's exclusive holders (every recipe but a reader
-// and a lease) did to each other, counted by the fault that had last hit
-// the process at fault ("" if none had): what the locks' promises, and a
-// store's token check, leave to a user.
+// and a lease) did to each other, counted by the fault to blame ("" if
+// none): what the locks' promises, and a store's token check, leave to a
+// user. A fault counts against an acquisition only from its wait on: one
+// that hit an earlier acquisition of the process is no cause.
 type Exposure struct {
 	Sections int
 	// Overlaps counts the enters made while an earlier hold on the path
 	// had not yet ended, nor been told of its end (a loss, or its
-	// process's kill): two processes believing they hold. By the fault
-	// that last hit the earlier holder, or the entering one if later.
+	// process's kill): two processes believing they hold. By the last
+	// fault on the earlier holder's acquisition, or on the entering
+	// one's if later: a process stopped while it waited can complete its
+	// acquisition late.
 	Overlaps map[string]int
 	// Stale counts the store writes accepted although a hold that
 	// succeeded the writer's on the path (a greater token; the later
 	// enter, for holds without one) had already used the store there,
 	// and the store had accepted it: a superseded holder's write landing
-	// on its successor's data. By the fault that last hit the writer.
+	// on its successor's data. By the last fault on the writer's
+	// acquisition before its successor entered: the fault that let the
+	// successor in.
 	Stale map[string]int
 }
 
@@ -206,7 +211,16 @@ func Expose(events []Event) Exposure {
 		kind string
 		seq  int
 	}
-	hit := map[int]fault{} // by pid: the last fault on it
+	hit := map[int]fault{}     // by pid: the last fault on it
+	waited := map[string]int{} // by hold: its wait's sequence number
+	// since is where an acquisition's faults start: its wait, or its
+	// enter if it logged none.
+	since := func(e Event) int {
+		if w, ok := waited[e.Hold]; ok && w < e.Seq {
+			return w
+		}
+		return e.Seq
+	}
 	end := func(gone func(Event) bool) {
 		for p, es := range live {
 			live[p] = slices.DeleteFunc(es, gone)
@@ -223,20 +237,19 @@ func Expose(events []Event) Exposure {
 			x.Sections++
 			for _, p := range ev.Paths {
 				if len(live[p]) > 0 {
-					// The earlier holder's fault, or the entering
-					// one's if later: a process stopped while it
-					// waited can complete its acquisition late.
 					f := hit[live[p][0].Pid]
-					if f.seq < live[p][0].Seq {
-						f = fault{} // it hit an earlier hold of that process
+					if f.seq < since(live[p][0]) {
+						f = fault{}
 					}
-					if g := hit[ev.Pid]; g.seq > f.seq {
+					if g := hit[ev.Pid]; g.seq > f.seq && g.seq > since(ev) {
 						f = g
 					}
 					x.Overlaps[f.kind]++
 				}
 				live[p] = append(live[p], ev)
 			}
+		case EvWait:
+			waited[ev.Hold] = ev.Seq
 		case EvExit, EvLoss:
 			end(func(e Event) bool { return e.Hold == ev.Hold })
 		case EvKill:
@@ -267,7 +280,7 @@ func Expose(events []Event) Exposure {
 				break
 			}
 			if later(u.enter, e, ev.Paths[0]) {
-				x.Stale[lastHit(events, ev.Pid, e.Seq, u.enter.Seq)]++
+				x.Stale[lastHit(events, ev.Pid, since(e), u.enter.Seq)]++
 				break
 			}
 		}
@@ -295,20 +308,16 @@ func tokenOn(e Event, p string) int64 {
 	return 0
 }
 
-// lastHit names the last fault on process pid before the event of
-// sequence number to, a superseded holder's successor's enter, and after
-// from, the superseded hold's own enter if earlier — "sigstop",
-// "one-way", "both-way", or "" if none: the fault that let the successor
-// in. A later one, say a cut of a holder that has just resumed from a stop
-// and writes before it learns of its loss, did not. A hold that completed
-// its acquisition late, after its successor's, was hit while it waited.
+// lastHit names the last fault on process pid strictly between the
+// events of sequence numbers from and to, in order: "sigstop", "one-way",
+// "both-way", or "" if none.
 func lastHit(events []Event, pid, from, to int) string {
-	if from > to {
-		from = 0
-	}
 	kind := ""
 	for _, ev := range events {
-		if ev.Seq <= from || ev.Seq >= to || ev.Target != pid {
+		if ev.Seq >= to {
+			break
+		}
+		if ev.Seq <= from || ev.Target != pid {
 			continue
 		}
 		switch ev.Type {

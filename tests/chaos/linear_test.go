@@ -55,6 +55,28 @@ func (r *storeRun) write(c *StoreClient, hold, key string, token int64, value, b
 	return r.log(ev, err, hold)
 }
 
+// add appends a harness or lock event to the timeline.
+func (r *storeRun) add(ev Event) {
+	ev.Seq = len(r.events) + 1
+	r.events = append(r.events, ev)
+}
+
+// enter logs process pid's enter of hold on /k, with token if not 0.
+func (r *storeRun) enter(pid int, hold string, token int64) {
+	ev := Event{Type: EvEnter, Pid: pid, Hold: hold, Recipe: RecipeMutex, Paths: []string{"/k"}}
+	if token != 0 {
+		ev.Tokens = []int64{token}
+	}
+	r.add(ev)
+}
+
+// earlierFault logs a cut of process pid, and its heal, before what
+// follows: a fault on an earlier acquisition of the process.
+func (r *storeRun) earlierFault(pid int, note string) {
+	r.add(Event{Type: EvPartition, Target: pid, Note: note})
+	r.add(Event{Type: EvHeal, Target: pid})
+}
+
 // section is an exclusive section: a fenced read and a write based on it.
 func (r *storeRun) section(c *StoreClient, hold, key string, token int64) {
 	v := r.read(c, hold, key, token, true)
@@ -157,23 +179,21 @@ func TestExpose(t *testing.T) {
 }
 
 // TestExposeNamesTheFaultThatLetTheSuccessorIn: a stale write counts
-// under the last fault on its writer between its hold's enter and its
-// successor's, not under one after (a cut of a holder just resumed from a
-// stop, that writes before it learns of its loss), nor one that hit an
-// earlier hold of the process.
+// under the last fault on its writer between its acquisition's start and
+// its successor's enter, not under one after (a cut of a holder just
+// resumed from a stop, that writes before it learns of its loss), nor one
+// that hit an earlier acquisition of the process.
 func TestExposeNamesTheFaultThatLetTheSuccessorIn(t *testing.T) {
 	r := newStoreRun(t, false)
 	a, b := r.client(1), r.client(2)
-	add := func(ev Event) { ev.Seq = len(r.events) + 1; r.events = append(r.events, ev) }
-	add(Event{Type: EvPartition, Target: 1, Note: "both-way cut"}) // an earlier hold's
-	add(Event{Type: EvHeal, Target: 1})
-	add(Event{Type: EvEnter, Pid: 1, Hold: "1.1", Recipe: RecipeMutex, Paths: []string{"/k"}})
+	r.earlierFault(1, "both-way cut")
+	r.enter(1, "1.1", 0)
 	va := r.read(a, "1.1", "/k", 0, true)
-	add(Event{Type: EvStop, Target: 1})
-	add(Event{Type: EvEnter, Pid: 2, Hold: "2.1", Recipe: RecipeMutex, Paths: []string{"/k"}})
+	r.add(Event{Type: EvStop, Target: 1})
+	r.enter(2, "2.1", 0)
 	r.section(b, "2.1", "/k", 0)
-	add(Event{Type: EvCont, Target: 1})
-	add(Event{Type: EvPartition, Target: 1, Note: "one-way cut of a holder"})
+	r.add(Event{Type: EvCont, Target: 1})
+	r.add(Event{Type: EvPartition, Target: 1, Note: "one-way cut of a holder"})
 	r.write(a, "1.1", "/k", 0, "1.1:1", va.Value) // stale: the stop let 2.1 in
 	x := Expose(r.events)
 	assert.Equal(t, map[string]int{"sigstop": 1}, x.Stale)
@@ -183,6 +203,29 @@ func TestExposeNamesTheFaultThatLetTheSuccessorIn(t *testing.T) {
 	x = Expose(r.events)
 	assert.Equal(t, map[string]int{"": 1}, x.Stale, "no fault between the two enters")
 	assert.Equal(t, map[string]int{"": 1}, x.Overlaps, "the cut hit an earlier hold")
+}
+
+// TestExposeBlamesAStopWhileWaiting: a waiter stopped before its
+// successor entered completes its acquisition late, on resuming, with the
+// smaller token; its overlaps, with the successor and with the next
+// holder, and its stale write are the stop's, although the stop came
+// before its own enter.
+func TestExposeBlamesAStopWhileWaiting(t *testing.T) {
+	r := newStoreRun(t, false)
+	a, b := r.client(1), r.client(2)
+	r.earlierFault(1, "one-way cut")
+	r.add(Event{Type: EvWait, Pid: 1, Hold: "1.1", Recipe: RecipeMutex, Paths: []string{"/k"}})
+	r.add(Event{Type: EvStop, Target: 1})
+	r.enter(2, "2.1", 8)
+	r.section(b, "2.1", "/k", 0)
+	r.add(Event{Type: EvCont, Target: 1})
+	r.enter(1, "1.1", 7)
+	r.write(a, "1.1", "/k", 0, "1.1:1", "2.1:1") // stale: 2.1, token 8, succeeds it
+	r.add(Event{Type: EvExit, Pid: 2, Hold: "2.1"})
+	r.enter(3, "3.1", 9)
+	x := Expose(r.events)
+	assert.Equal(t, map[string]int{"sigstop": 1}, x.Stale)
+	assert.Equal(t, map[string]int{"sigstop": 2}, x.Overlaps, "1.1 entering beside 2.1, and 3.1 beside 1.1")
 }
 
 // TestStoreProtocol: malformed requests are answered with an error and

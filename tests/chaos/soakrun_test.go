@@ -94,15 +94,13 @@ func (ph *phase) epoch(t *testing.T, k int) (inconsistent bool) {
 			r.orphans++
 		}
 	}
-	live := map[string]int{}
+	byType := map[string]int{}
 	for _, ev := range events {
-		live[ev.Type]++
+		byType[ev.Type]++
 	}
-	slowest := time.Duration(0)
-	for _, to := range rep.Takeovers {
-		if to.Next != "" {
-			slowest = max(slowest, to.After)
-		}
+	slowest := "none"
+	if d := slowestTakeover(rep); d > 0 {
+		slowest = d.Round(time.Millisecond).String()
 	}
 	for i, fi := range findings {
 		// What the recipes promised and kept meanwhile (the epoch's
@@ -110,9 +108,9 @@ func (ph *phase) epoch(t *testing.T, k int) (inconsistent bool) {
 		// waiting for their own loops or did not exit, and the slowest
 		// election takeover.
 		findings[i] = fmt.Sprintf("%s; in the %d-member phase's epoch %d: %d sections, %d losses told to holders, %d violations; "+
-			"%d workers stuck, %d hung, the slowest takeover %v",
-			fi, ph.n, k, sectionsIn(rep), live[chaos.EvLoss], len(rep.Violations),
-			live[chaos.EvStuck], live[chaos.EvHung], slowest.Round(time.Millisecond))
+			"%d workers stuck, %d hung, the slowest election takeover %s",
+			fi, ph.n, k, sectionsIn(rep), byType[chaos.EvLoss], len(rep.Violations),
+			byType[chaos.EvStuck], byType[chaos.EvHung], slowest)
 		t.Logf("finding: %s", findings[i])
 	}
 	ep := epochResult{n: ph.n, rep: rep, lin: lin, events: events, faults: f.counts(), rounds: rounds,
@@ -238,4 +236,16 @@ func loneTakeovers(rep *chaos.Report, events []chaos.Event, timeout time.Duratio
 				time.Duration(until-to.From))})
 	}
 	return excused
+}
+
+// slowestTakeover is the longest a fault's election waited for its next
+// term, in an epoch's report; 0 if none did.
+func slowestTakeover(rep *chaos.Report) time.Duration {
+	var d time.Duration
+	for _, to := range rep.Takeovers {
+		if to.Next != "" {
+			d = max(d, to.After)
+		}
+	}
+	return d
 }
