@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zkrecipes/recipes"
@@ -22,7 +20,6 @@ import (
 // ZKBENCH_IDLE_WINDOW sets the window (a Go duration).
 const (
 	idleSessions = 300
-	idleTimeout  = 10 * time.Second
 	idleSettle   = 5 * time.Second  // after the last connect, before the window
 	idleWindow   = 30 * time.Second // the default window
 	idleEnv      = "ZKBENCH_IDLE_WINDOW"
@@ -100,34 +97,18 @@ func idle(b *testing.B, dial func(servers []string) (io.Closer, error)) {
 
 // dialConn opens a go-zookeeper connection and waits for its session.
 func dialConn(servers []string) (io.Closer, error) {
-	conn, events, err := zk.Connect(servers, idleTimeout, zk.WithLogger(log.New(io.Discard, "", 0)))
+	conn, err := plainConn(servers)
 	if err != nil {
 		return nil, err
 	}
-	timeout := time.After(connectWait)
-	for {
-		select {
-		case ev := <-events:
-			if ev.State != zk.StateHasSession {
-				continue
-			}
-			go func() {
-				for range events { // go-zookeeper panics on a full channel
-				}
-			}()
-			return closer(conn.Close), nil
-		case <-timeout:
-			conn.Close()
-			return nil, fmt.Errorf("no session within %v", connectWait)
-		}
-	}
+	return closer(conn.Close), nil
 }
 
 // dialSession opens a recipes.Session.
 func dialSession(servers []string) (io.Closer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), connectWait)
 	defer cancel()
-	sess, err := recipes.Connect(ctx, servers, recipes.WithSessionTimeout(idleTimeout))
+	sess, err := recipes.Connect(ctx, servers, recipes.WithSessionTimeout(10*time.Second))
 	if err != nil {
 		return nil, err
 	}

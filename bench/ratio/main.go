@@ -80,7 +80,7 @@ const (
 // units are the table's columns, in order; a section shows those it has.
 var units = []string{"ns/op", "handoffs/s", "ops/s", "reqs/op", "rtts/op", "rtts/read", "queued/read",
 	"rtts/write", "rtts/lease", "watches/op", "last-in-ms", "last-reqs", "last-rtts", "B/waiter", "queue-ms",
-	"p50-ms", "p90-ms", "server-%cpu"}
+	"p50-ms", "p90-ms", "server-us/op", "server-%cpu"}
 
 // rttUnits are the units that count round trips per operation.
 var rttUnits = []string{"rtts/op", "rtts/read", "rtts/write", "rtts/lease", "last-rtts"}
@@ -354,7 +354,7 @@ func (r *results) printRatios(w io.Writer) {
 	// Elections: no targets. Ours ÷ Curator's, of times: below 1, ours is
 	// quicker.
 	r.printFailover(w)
-	r.printIdle(w)
+	r.printCapacity(w)
 	r.note(w, "hand-off latch/Curator ns/op (ours ÷ theirs)", handoffLatch, handoffCurLat, "ns/op")
 	r.note(w, "hand-off latch/Curator p50 (ours ÷ theirs)", handoffLatch, handoffCurLat, "p50-ms")
 	r.note(w, "hand-off selector/Curator ns/op (ours ÷ theirs)", handoffSel, handoffCurSel, "ns/op")

@@ -9,17 +9,19 @@ import (
 	"github.com/zkrecipes/recipes/zktest"
 )
 
-// Server, its options and the raw proxy come from zkserver, for the
-// benchmarks, which run their own server with options of their own and
-// reach it with no forwarder in between; tests use zktest's.
+// Server, Ensemble, their options and the raw proxy come from zkserver,
+// for the benchmarks, which run their own servers with options of their
+// own and reach them with no forwarder in between; tests use zktest's.
 type (
 	Server   = zkserver.Server
+	Ensemble = zkserver.Ensemble
 	Option   = zkserver.Option
 	TCPProxy = zkserver.TCPProxy
 )
 
 var (
 	Start              = zkserver.Start
+	StartEnsemble      = zkserver.StartEnsemble
 	WithConfig         = zkserver.WithConfig
 	WithSystemProperty = zkserver.WithSystemProperty
 	NewTCPProxy        = zkserver.NewTCPProxy

@@ -189,12 +189,13 @@ func TestBench(t *testing.T) {
 		{"bench-mutex", e.servers, e.root + "/m", "2", "1"},
 		{"bench-rw", e.servers, e.root + "/rw", "2", "1", "80"},
 		{"bench-semaphore", e.servers, e.root + "/sem", "2", "3", "1"},
+		{"bench-capacity", e.servers, e.root + "/cap", "5", "2", "1"},
 	}
 	for i, out := range e.runAll(t, runs...) {
 		args := runs[i]
-		var ops int
+		var ops, all int
 		var secs float64
-		if _, err := fmt.Sscanf(out, "ops=%d seconds=%g\n", &ops, &secs); err != nil || ops <= 0 || secs < 1 {
+		if _, err := fmt.Sscanf(out, "ops=%d seconds=%g all=%d\n", &ops, &secs, &all); err != nil || ops <= 0 || secs < 1 || all < ops {
 			t.Errorf("%s printed %q (%v)", args[0], out, err)
 		}
 		t.Logf("%s: %s", args[0], strings.TrimSpace(out))

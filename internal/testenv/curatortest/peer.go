@@ -17,6 +17,7 @@
 //	leader SERVERS PATH latch|selector          (prints "leader ID", or "none")
 //	bench-mutex SERVERS PATH CLIENTS SECONDS
 //	bench-rw SERVERS PATH CLIENTS SECONDS READ_PERCENT
+//	bench-capacity SERVERS ROOT PATHS CLIENTS SECONDS
 //	bench-semaphore SERVERS PATH MAX CLIENTS SECONDS
 //	bench-double-barrier SERVERS PATH MEMBERS ROUNDS
 //	bench-latch-follow SERVERS PATH ID
@@ -39,8 +40,11 @@
 // participant's id) and log kind E.
 //
 // bench-mutex, bench-rw and bench-semaphore run CLIENTS threads, each with
-// its own Curator client and lock, acquiring and releasing for SECONDS, and
-// print "ops=N seconds=S"; bench-double-barrier prints its rounds' mean
+// its own Curator client and lock, acquiring and releasing for SECONDS after
+// a second's warm-up, and print "ops=N seconds=S all=M" (M counting the
+// warm-up too); bench-capacity the same on a mutex of one of PATHS paths
+// (ROOT/lock-000, ROOT/lock-001, ...) at random for each acquisition;
+// bench-double-barrier prints its rounds' mean
 // time as "seconds=S". bench-latch-follow campaigns on a LeaderLatch as ID
 // once per line it reads on stdin, prints "leader" as soon as it leads,
 // then resigns, until stdin ends. bench-latch-handoff has two participants

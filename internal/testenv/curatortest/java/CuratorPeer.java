@@ -119,6 +119,7 @@ public final class CuratorPeer {
                 "  version",
                 "  bench-mutex SERVERS PATH CLIENTS SECONDS",
                 "  bench-rw SERVERS PATH CLIENTS SECONDS READ_PERCENT",
+                "  bench-capacity SERVERS ROOT PATHS CLIENTS SECONDS (a mutex of ROOT/lock-000 ... at random for each acquisition)",
                 "  bench-semaphore SERVERS PATH MAX CLIENTS SECONDS",
                 "  bench-double-barrier SERVERS PATH MEMBERS ROUNDS",
                 "  bench-latch-follow SERVERS PATH ID (campaigns once per line of stdin, prints \"leader\" on leading, then resigns)",
@@ -321,6 +322,29 @@ public final class CuratorPeer {
                 args(a, 5);
                 bench(a[1], num(a[3]), num(a[4]), c -> lock(new InterProcessMutex(c, a[2])));
                 break;
+            case "bench-capacity": {
+                args(a, 6);
+                int paths = num(a[3]);
+                bench(a[1], num(a[4]), num(a[5]), c -> {
+                    InterProcessMutex[] mutexes = new InterProcessMutex[paths];
+                    for (int i = 0; i < paths; i++) {
+                        mutexes[i] = new InterProcessMutex(c, String.format("%s/lock-%03d", a[2], i));
+                    }
+                    return new Hold() {
+                        private InterProcessMutex held;
+
+                        public void acquire() throws Exception {
+                            held = mutexes[ThreadLocalRandom.current().nextInt(paths)];
+                            held.acquire();
+                        }
+
+                        public void release() throws Exception {
+                            held.release();
+                        }
+                    };
+                });
+                break;
+            }
             case "bench-rw": {
                 args(a, 6);
                 int readPercent = num(a[5]);
@@ -482,7 +506,7 @@ public final class CuratorPeer {
     /**
      * Connects n clients, each with its own lock from f, then loops acquire and
      * release on all of them for a second's warm-up and then the given
-     * seconds, and prints what it counted after the warm-up.
+     * seconds, and prints what it counted after the warm-up, and in all.
      */
     private static void bench(String servers, int n, int seconds, HoldFactory f) throws Exception {
         List<Hold> holds = new ArrayList<>();
@@ -490,6 +514,7 @@ public final class CuratorPeer {
             holds.add(f.make(connect(servers)));
         }
         AtomicLong ops = new AtomicLong();
+        AtomicLong all = new AtomicLong();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         CountDownLatch done = new CountDownLatch(n);
         long start = System.nanoTime() + BENCH_WARM_UP_NANOS;
@@ -500,6 +525,7 @@ public final class CuratorPeer {
                     while (System.nanoTime() < deadline && failure.get() == null) {
                         h.acquire();
                         h.release();
+                        all.incrementAndGet();
                         if (System.nanoTime() >= start) {
                             ops.incrementAndGet();
                         }
@@ -518,7 +544,7 @@ public final class CuratorPeer {
         if (failure.get() != null) {
             throw new Exception("bench client failed", failure.get());
         }
-        System.out.printf("ops=%d seconds=%.3f%n", ops.get(), elapsed);
+        System.out.printf("ops=%d seconds=%.3f all=%d%n", ops.get(), elapsed, all.get());
     }
 
     /**
