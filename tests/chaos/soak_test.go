@@ -41,8 +41,10 @@ type soakConfig struct {
 // the output folder and SOAK_KEEP=1 keeps every timeline.
 func soakConfigFromEnv(t *testing.T) soakConfig {
 	t.Helper()
+	// The short run's sections hold for 20 ms, so that a fault on a
+	// holder finds one among its 4 workers on a busy machine too.
 	c := soakConfig{sizes: []int{3}, duration: 40 * time.Second, epoch: 20 * time.Second, procs: 4,
-		timeout: 4 * time.Second, gap: 2 * time.Second, rollGap: 2 * time.Second, hold: 2 * time.Millisecond, minEach: 1}
+		timeout: 4 * time.Second, gap: 2 * time.Second, rollGap: 2 * time.Second, hold: 20 * time.Millisecond, minEach: 1}
 	if os.Getenv("SOAK_LONG") == "1" {
 		c = soakConfig{sizes: []int{3, 5}, duration: 115 * time.Minute, sections: 1_000_000, epoch: 4 * time.Minute,
 			procs: 20, timeout: 4 * time.Second, gap: 2500 * time.Millisecond, rollGap: 40 * time.Second, hold: 2 * time.Millisecond}

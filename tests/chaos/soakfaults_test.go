@@ -76,7 +76,12 @@ func (f *soakFaults) step() {
 		delete(f.busy, u.slot)
 	}
 	require.NoError(f.r.t, f.r.view.refresh())
-	for _, kind := range processFaults {
+	// In a new order each time: kinds due together compete for the few
+	// processes that hold and are not under a fault, and a fixed order
+	// would starve the last ones.
+	kinds := slices.Clone(processFaults)
+	rand.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	for _, kind := range kinds {
 		if now.Before(f.next[kind]) {
 			continue
 		}

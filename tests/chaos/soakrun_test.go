@@ -61,9 +61,10 @@ func (ph *phase) epoch(t *testing.T, k int) (inconsistent bool) {
 		end = ph.end
 	}
 	shown := time.Now()
-	// A short run goes on past its time, by up to an epoch, until it has
-	// had every kind of fault and of rolling round: they come at random.
-	over := end.Add(s.cfg.epoch)
+	// A short run goes on past its time, by up to two epochs, until it
+	// has had every kind of fault and of rolling round: they come at
+	// random, and a busy machine makes holders rare.
+	over := end.Add(2 * s.cfg.epoch)
 	for (time.Now().Before(end) || s.cfg.minEach > 0 && time.Now().Before(over) && s.lacking(ph, f, rs)) &&
 		(ph.target == 0 || ph.sections+r.view.count < ph.target) {
 		f.step()
