@@ -74,8 +74,8 @@ type compared struct {
 func TestSoakBesideCurator(t *testing.T) {
 	cfg := compareConfigFromEnv(t)
 	// The long comparison's rows run in turn, each with the machine to
-	// itself; those of make test, which judge only safety, side by side,
-	// on paths of their own, to keep make test short.
+	// itself; those of make test, which judge only what must hold under
+	// any load, side by side, on paths of their own, to keep it short.
 	together := os.Getenv("SOAK_LONG") != "1"
 	out := make([]compared, len(compareRows))
 	var wg sync.WaitGroup
