@@ -107,7 +107,7 @@ bench: deps
 		ZKBENCH_PASS=$$i $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 3h ./bench/ || exit; done; \
 	for i in $$(seq $(BENCHCOUNT)); do \
 		ZKBENCH_PASS=$$i ZKBENCH_DELAY=$(BENCHDELAY) $(GO) test -run '^$$' \
-			-bench '^Benchmark(Uncontended|Contended|ReadHeavy|Semaphore|DoubleBarrier)' -benchmem \
+			-bench '^Benchmark(Uncontended|Contended|ReadHeavy|Semaphore|DoubleBarrier|MultiLock)' -benchmem \
 			-count 1 -timeout 1h ./bench/ || exit; done ); echo $$? > bench.rc; } | tee bench.txt; \
 	rc=$$(cat bench.rc); rm -f bench.rc; [ "$$rc" = 0 ] || exit $$rc
 	$(GO) run ./bench/ratio < bench.txt

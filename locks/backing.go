@@ -139,8 +139,8 @@ func (m *membersBacking) lost() error {
 	return nil
 }
 
-// release releases the members, last first, and ends h: lost if a member
-// was.
+// release releases the members, all at once, and ends h: lost if a
+// member was.
 func (m *membersBacking) release(ctx context.Context, h *Hold) error {
 	err := releaseAll(ctx, m.all)
 	if errors.Is(err, ErrLockLost) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -273,15 +272,19 @@ func (h *Hold) Release(ctx context.Context) error {
 	return h.backing.release(ctx, h)
 }
 
-// releaseAll releases holds, last first, and returns every failure, each
-// naming its lock.
+// releaseAll releases holds all at once, so that their deletes share a
+// round trip, and returns every failure, each naming its lock.
 func releaseAll(ctx context.Context, holds []*Hold) error {
-	var errs []error
-	for _, m := range slices.Backward(holds) {
-		if err := m.Release(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("multi-lock: %w", err))
-		}
+	errs := make([]error, len(holds))
+	var wg sync.WaitGroup
+	for i, m := range holds {
+		wg.Go(func() {
+			if err := m.Release(ctx); err != nil {
+				errs[i] = fmt.Errorf("multi-lock: %w", err)
+			}
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

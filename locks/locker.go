@@ -21,4 +21,9 @@ var (
 	_ Locker = readLocker{}
 	_ Locker = (*SemaphoreMutex)(nil)
 	_ Locker = (*MultiLock)(nil)
+
+	_ tryLocker = (*Mutex)(nil)
+	_ tryLocker = (*RWMutex)(nil)
+	_ tryLocker = readLocker{}
+	_ tryLocker = (*SemaphoreMutex)(nil)
 )

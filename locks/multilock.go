@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/zkrecipes/recipes"
 	"github.com/zkrecipes/recipes/internal/args"
@@ -16,11 +17,12 @@ import (
 )
 
 // A MultiLock holds several locks as one: Curator's InterProcessMultiLock,
-// made safe against deadlock. It takes its members in the order of their
-// paths, whatever order they were given in, so two MultiLocks over the same
-// locks always take them in the same order and cannot each hold what the
-// other waits for. It takes all or none: if one member fails, the ones
-// already taken are released. The context given to Lock bounds the whole
+// made safe against deadlock, and asking for its members at once. It orders
+// its members by their paths, whatever order they were given in, and never
+// holds one while it waits for one before it in that order, so two
+// MultiLocks over the same locks cannot each hold what the other waits for
+// (see Lock). It takes all or none: if one member fails, the ones already
+// taken are released. The context given to Lock bounds the whole
 // acquisition (one deadline, not one per member).
 //
 // Lock returns one Hold for all the members: it ends when any of them is
@@ -108,10 +110,15 @@ func (ml *MultiLock) Path() string {
 }
 
 // Lock takes every member in path order and returns one Hold over them all
-// (see Hold.Members for each member's). If one fails, a member already taken
-// is lost, or ctx ends, the members already taken are released in reverse
-// order and the error says which member failed. ctx bounds the whole wait,
-// and only the wait.
+// (see Hold.Members for each member's). It asks for all the members at once
+// (TryLock), so that a multi-lock whose members are free is held after one
+// round trip. When a member is busy, Lock keeps the members before it,
+// gives back those after it, waits for it, and goes on from there the same
+// way: it never holds a member while it waits for one before it in path
+// order, so two multi-locks cannot each hold what the other waits for. If
+// one fails, a member already taken is lost, or ctx ends, the members
+// already taken are released and the error says which member failed. ctx
+// bounds the whole wait, and only the wait.
 //
 // If ctx carries a Hold of this MultiLock, Lock re-enters it, as
 // Mutex.Lock does. The Hold's Context also carries each member's Hold, so a
@@ -134,21 +141,84 @@ func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
 	// Losing a member ends the wait for the next ones.
 	wctx, cancel := context.WithCancelCause(seqnode.OneAcquisition(ctx))
 	defer cancel(nil)
-	members := make([]*Hold, 0, len(ml.members))
-	for _, m := range ml.members {
-		h, err := m.Lock(wctx)
-		if err != nil {
-			err = fmt.Errorf("multi-lock: take %s: %w", m.Path(), err)
-			return nil, errors.Join(err, releaseAll(context.Background(), members))
+	held := make([]*Hold, 0, len(ml.members))
+	keep := func(h *Hold) (stop func() bool) {
+		held = append(held, h)
+		return h.whenEnded(func(err error) { cancel(fmt.Errorf("%s: %w", h.path, err)) })
+	}
+	fail := func(err error) (*Hold, error) {
+		return nil, errors.Join(err, releaseAll(context.Background(), held))
+	}
+	for len(held) < len(ml.members) {
+		if rest := ml.members[len(held):]; len(rest) > 1 {
+			// The last member left is taken with Lock: nothing after
+			// it is there to give back.
+			got, err := tryAll(wctx, rest)
+			for _, h := range got {
+				defer keep(h)()
+			}
+			if err != nil {
+				return fail(err)
+			}
+			if len(held) == len(ml.members) {
+				break
+			}
 		}
-		stop := h.whenEnded(func(err error) { cancel(fmt.Errorf("%s: %w", h.path, err)) })
-		defer stop()
-		members = append(members, h)
+		next := ml.members[len(held)]
+		h, err := next.Lock(wctx)
+		if err != nil {
+			return fail(fmt.Errorf("multi-lock: take %s: %w", next.Path(), err))
+		}
+		defer keep(h)()
 	}
 	// A member lost after it was taken, or ctx ended, as the last one came:
 	// no hold that has ended already, and none for an ended ctx.
 	if err := znode.CtxErr(wctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("multi-lock: %w", err), releaseAll(context.Background(), members))
+		return fail(fmt.Errorf("multi-lock: %w", err))
 	}
-	return newMultiHold(ctx, key, path, members), nil
+	return newMultiHold(ctx, key, path, held), nil
+}
+
+// A tryLocker can take its lock if it is free now, with no wait: this
+// package's Lockers but MultiLock.
+type tryLocker interface {
+	Locker
+	TryLock(ctx context.Context) (*Hold, bool, error)
+}
+
+// tryAll asks for members that can be tried, up to the first that cannot,
+// all at once, and returns the holds of those taken before the first that
+// was not, in order; it gives back those taken after it. The error is the
+// first one's, if it failed rather than found its lock busy.
+func tryAll(ctx context.Context, members []Locker) ([]*Hold, error) {
+	n := slices.IndexFunc(members, func(l Locker) bool { _, ok := l.(tryLocker); return !ok })
+	if n < 0 {
+		n = len(members)
+	}
+	holds := make([]*Hold, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, m := range members[:n] {
+		wg.Go(func() {
+			h, ok, err := m.(tryLocker).TryLock(ctx)
+			switch {
+			case err != nil:
+				errs[i] = fmt.Errorf("multi-lock: take %s: %w", m.Path(), err)
+			case ok:
+				holds[i] = h
+			}
+		})
+	}
+	wg.Wait()
+	first := slices.IndexFunc(holds, func(h *Hold) bool { return h == nil })
+	if first < 0 {
+		return holds, nil
+	}
+	var back []*Hold // taken out of turn: kept, they could deadlock
+	for _, h := range holds[first+1:] {
+		if h != nil {
+			back = append(back, h)
+		}
+	}
+	return holds[:first], errors.Join(errs[first], releaseAll(context.Background(), back))
 }

@@ -3,13 +3,16 @@ package main
 import "io"
 
 // Issue 30's benchmarks and targets: what one ensemble serves
-// (BenchmarkCapacity), and what an idle session costs the server
-// (BenchmarkIdleSessions).
+// (BenchmarkCapacity), a multi-lock's round trips (BenchmarkMultiLock),
+// and what an idle session costs the server (BenchmarkIdleSessions).
 const (
 	capFloor   = "BenchmarkCapacity/floor"
 	capMutex   = "BenchmarkCapacity/mutex"
 	capZKLock  = "BenchmarkCapacity/zk.Lock"
 	capCurator = "BenchmarkCapacity/curator"
+
+	multiAtOnce = "BenchmarkMultiLock/multilock/members="
+	multiSerial = "BenchmarkMultiLock/one-by-one/members="
 
 	idleNone    = "BenchmarkIdleSessions/none"
 	idleConn    = "BenchmarkIdleSessions/zk.Conn"
@@ -19,11 +22,14 @@ const (
 	minCapacityFloor    = 0.85 // mutex ops/s ÷ the floor's, at least
 	minCapacityPeers    = 1.0  // mutex ops/s ÷ zk.Lock's and Curator's, at least
 	maxIdleSessionRatio = 2.0  // an idle session's server CPU ÷ go-zookeeper's, at most
+	maxMultiRTTs        = 2.05 // a multi-lock's round trips to acquire and release, any size, at most
+	minMultiDelayed     = 2.0  // one-by-one's ns/op ÷ the multi-lock's at 4 members with a delay, at least
 )
 
-// printCapacity prints BenchmarkCapacity's ratios and the server's CPU per
-// idle recipes.Session ÷ per idle go-zookeeper connection, each less the
-// server alone, against their targets.
+// printCapacity prints BenchmarkCapacity's ratios, BenchmarkMultiLock's
+// round trips and its gain over taking the members one by one, and the
+// server's CPU per idle recipes.Session ÷ per idle go-zookeeper
+// connection, each less the server alone, against their targets.
 func (r *results) printCapacity(w io.Writer) {
 	const atLeast, atMost = true, false
 	r.check(w, "capacity mutex/floor ops/s", capMutex, capFloor, "ops/s", atLeast, minCapacityFloor)
@@ -31,6 +37,14 @@ func (r *results) printCapacity(w io.Writer) {
 	r.check(w, "capacity mutex/Curator ops/s", capMutex, capCurator, "ops/s", atLeast, minCapacityPeers)
 	r.note(w, "capacity mutex/zk.Lock server CPU per op", capMutex, capZKLock, "server-us/op")
 	r.note(w, "capacity mutex/Curator server CPU per op", capMutex, capCurator, "server-us/op")
+	for _, n := range []string{"1", "2", "4", "8"} {
+		r.checkMean(w, "multi-lock of "+n+" round trips to acquire and release", multiAtOnce+n, "rtts/op", atMost, maxMultiRTTs)
+	}
+	if r.delayed() {
+		r.check(w, "multi-lock of 4: one-by-one/multilock ns/op", multiSerial+"4", multiAtOnce+"4", "ns/op", atLeast, minMultiDelayed)
+	} else {
+		r.note(w, "multi-lock of 4: one-by-one/multilock ns/op", multiSerial+"4", multiAtOnce+"4", "ns/op")
+	}
 	if !r.has(idleNone, idleConn, idleSession) {
 		return
 	}

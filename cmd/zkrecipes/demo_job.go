@@ -69,7 +69,7 @@ func runDemoJob(ctx context.Context, sess *recipes.Session, state demoState, nam
 	}
 
 	// Odd workers name the accounts a,b and even ones b,a: a MultiLock takes
-	// them in path order either way, so nobody deadlocks.
+	// waits for them in path order either way, so nobody deadlocks.
 	order := []string{"a", "b"}
 	if n, _ := strconv.Atoi(strings.TrimPrefix(name, "worker-")); n%2 == 0 {
 		order = []string{"b", "a"}

@@ -24,7 +24,7 @@ func holdCommands() []command {
   semaphore-mutex PATH -- CMD
         ... the semaphore mutex at PATH (Curator InterProcessSemaphoreMutex)
   multilock PATH,PATH... -- CMD
-        ... the mutexes at all the PATHs, taken in path order
+        ... the mutexes at all the PATHs, waited for in path order
 `
 	holding := `
 While CMD runs its environment has ZKRECIPES_LOCK_PATH, ZKRECIPES_FENCING_TOKEN
@@ -61,7 +61,7 @@ zkrecipes is killed, so is CMD.
 		mk("semaphore", "PATH --leases N|--count-path P [flags] -- CMD...", "Run CMD while holding one of the N leases of the semaphore at PATH\n(Curator's InterProcessSemaphoreV2). Every user must give the same N: the\nfirst records it, and another N exits 65 while a lease is held or\nwaited for. With --count-path P, the number of leases is the shared\ncount at P (Curator's SharedCount: a 4-byte big-endian integer),\nread as the command reaches the front of the queue.",
 			"  --leases N          the number of leases (1 to 2147483647)\n  --count-path P      the number of leases is the shared count at P\n"),
 		mk("semaphore-mutex", "PATH [flags] -- CMD [ARG...]", "Run CMD while holding the semaphore mutex at PATH (Curator's\nInterProcessSemaphoreMutex: a semaphore of one lease).", ""),
-		mk("multilock", "PATH,PATH... [flags] -- CMD [ARG...]", "Run CMD while holding the mutexes at all the PATHs, taken in path order.\nIt cannot try once: -n and --timeout 0 are usage errors.", ""),
+		mk("multilock", "PATH,PATH... [flags] -- CMD [ARG...]", "Run CMD while holding the mutexes at all the PATHs: asked for at once,\nwaited for in path order.\nIt cannot try once: -n and --timeout 0 are usage errors.", ""),
 	}
 }
 

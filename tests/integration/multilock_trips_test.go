@@ -1,0 +1,98 @@
+package integration_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkrecipes/recipes"
+	"github.com/zkrecipes/recipes/internal/testenv"
+	"github.com/zkrecipes/recipes/locks"
+	"github.com/zkrecipes/recipes/zktest"
+)
+
+// TestMultiLockTakesFreeMembersAtOnce: a multi-lock of 1, 2, 4 or 8 free
+// members sends every member's create and listing before any reply comes
+// back, so it is held after one round trip, and its release sends every
+// member's delete at once. Shown with the replies held at the proxy, which
+// does not depend on how fast the machine is; an acquisition and its
+// release send 3 requests a member. Its own server reaps empty containers
+// once a minute, as ZooKeeper does by default, so that the members'
+// directories stay between acquisitions.
+func TestMultiLockTakesFreeMembersAtOnce(t *testing.T) {
+	t.Parallel()
+	srv, admin, root := newOwnRoot(t, zktest.WithSystemProperty("znode.container.checkIntervalMs", "60000"))
+	p, err := testenv.NewProxy(srv.Servers()[0])
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	s := connectTo(t, srv.Servers(), recipes.WithDialer(p.Dialer))
+	// This server reaps empty containers a minute later, after the test:
+	// delete them here, before Root looks for leftovers (cleanups run last
+	// in, first out: the members' directories, then the root).
+	t.Cleanup(func() {
+		if err := admin.Delete(root, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			t.Errorf("delete %s: %v", root, err)
+		}
+	})
+	for _, n := range []int{1, 2, 4, 8} {
+		var paths []string
+		for i := range n {
+			paths = append(paths, fmt.Sprintf("%s/m%d-%d", root, n, i))
+		}
+		t.Cleanup(func() {
+			for _, dir := range paths {
+				if err := admin.Delete(dir, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+					t.Errorf("delete %s: %v", dir, err)
+				}
+			}
+		})
+		ml, err := locks.NewMultiMutex(s, paths)
+		require.NoError(t, err)
+		ours := func(path string) bool { return strings.HasPrefix(path, fmt.Sprintf("%s/m%d-", root, n)) }
+		// The first acquisition makes the directories.
+		h, err := ml.Lock(bg())
+		require.NoError(t, err)
+		require.NoError(t, h.Release(bg()))
+
+		listings := p.Counter(func(op int32, path string) bool { return op == testenv.OpGetChildren2 && ours(path) })
+		p.StallDown()
+		held := make(chan *locks.Hold, 1)
+		go func() {
+			h, err := ml.Lock(bg())
+			if err != nil {
+				t.Errorf("%d members: %v", n, err)
+			}
+			held <- h
+		}()
+		eventually(t, fmt.Sprintf("%d members' listings sent with every reply held", n), func() bool { return listings() == int64(n) })
+		p.Restore()
+		h = <-held
+		require.NotNil(t, h)
+		requireTokens(t, h, fmt.Sprintf("%d members", n))
+
+		deletes := p.Counter(func(op int32, path string) bool {
+			return (op == testenv.OpDelete || op == testenv.OpMulti) && ours(path)
+		})
+		p.StallDown()
+		released := make(chan error, 1)
+		go func() { released <- h.Release(bg()) }()
+		eventually(t, fmt.Sprintf("%d members' deletes sent with every reply held", n), func() bool { return deletes() == int64(n) })
+		p.Restore()
+		require.NoError(t, <-released)
+
+		before := p.Traffic()
+		for range freeOps {
+			h, err := ml.Lock(bg())
+			require.NoError(t, err)
+			require.NoError(t, h.Release(bg()))
+		}
+		got := p.Traffic().Sub(before)
+		t.Logf("%d members: %d round trips, %d requests for %d acquisitions and releases", n, got.RoundTrips, got.Requests, freeOps)
+		// The session's keep-alive probe may add a request now and then.
+		require.LessOrEqual(t, got.Requests, int64(3*n*freeOps+2), "%d members: requests", n)
+	}
+}
