@@ -69,7 +69,7 @@ func (o nodeBacking) release(ctx context.Context, h *Hold) error {
 	return nil
 }
 
-// A membersBacking is a multi-lock's members, in the order they were taken.
+// A membersBacking is a multi-lock's members, in path order.
 type membersBacking struct {
 	all    []*Hold
 	ending atomic.Bool // the outermost Release has begun: a member's end is not a loss

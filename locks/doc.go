@@ -121,10 +121,11 @@
 // maximum are told (ErrMaxLeases). A SemaphoreMutex is a one-lease semaphore;
 // asking for it again with its Hold's Context fails with ErrReentrant.
 //
-// A [MultiLock] takes its members in path order, whatever order it was given
-// them in, so two multi-locks over the same locks cannot deadlock; it takes
-// all or none within one deadline, and releases past failures. Its Hold
-// aggregates the members' Holds.
+// A [MultiLock] asks for all its members at once and, when one is busy,
+// waits for them in path order, whatever order it was given them in, so two
+// multi-locks over the same locks cannot deadlock; it takes all or none
+// within one deadline, and releases past failures. Its Hold aggregates the
+// members' Holds.
 //
 // # Znode layout
 //

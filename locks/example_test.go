@@ -266,8 +266,8 @@ func ExampleMultiLock() {
 	accounts, _ := locks.NewMutex(sess, "/examples/accounts/42")
 	ledger, _ := locks.NewRWMutex(sess, "/examples/ledger")
 
-	// Taken in path order whatever the order given, so two transfers that
-	// name the same locks differently cannot deadlock.
+	// Waited for in path order whatever the order given, so two transfers
+	// that name the same locks differently cannot deadlock.
 	ml, err := locks.NewMultiLock(ledger, accounts)
 	if err != nil {
 		log.Fatal(err)

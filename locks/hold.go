@@ -102,8 +102,8 @@ func (h *Hold) carried(hs []*Hold) []*Hold {
 	return hs
 }
 
-// Path returns the lock's path; for a multi-lock, its members' paths in the
-// order they were taken, joined by commas (as MultiLock.Path).
+// Path returns the lock's path; for a multi-lock, its members' paths in
+// path order, joined by commas (as MultiLock.Path).
 func (h *Hold) Path() string { return h.path }
 
 // Node returns the full path of the node that holds the lock, which Revoke
@@ -126,7 +126,7 @@ func (h *Hold) Node() string { return h.backing.node() }
 // exceed the later holder's token on the shared lock.
 func (h *Hold) Token() int64 { return h.backing.token() }
 
-// Members returns a multi-lock's member holds in the order they were taken,
+// Members returns a multi-lock's member holds in path order,
 // each with its own path, node and token (the tokens to fence each member's
 // store with); nil for any other hold.
 func (h *Hold) Members() []*Hold { return h.backing.members() }
@@ -241,8 +241,8 @@ func (h *Hold) Session() *recipes.Session {
 // until ZooKeeper confirms or ctx ends; past that, the session finishes the
 // delete in the background and Release returns ctx's cause. Either way the
 // hold ends, and its Context is cancelled, before Release returns. A
-// multi-lock's releases its members in reverse order, goes on past a member
-// that fails, and returns every failure, each naming its member.
+// multi-lock's releases its members all at once, goes on past a member that
+// fails, and returns every failure, each naming its member.
 //
 // If the lock was lost while held, Release still cleans up and returns an
 // error wrapping ErrLockLost: the work done under it was not protected to

@@ -9,9 +9,9 @@ type Locker interface {
 	// Hold. ctx bounds only the wait.
 	Lock(ctx context.Context) (*Hold, error)
 
-	// Path names the lock. MultiLock takes its members in the order of
-	// their paths, so that every process takes the same locks in the same
-	// order.
+	// Path names the lock. MultiLock waits for its members in the order
+	// of their paths, so that every process waits for the same locks in
+	// the same order.
 	Path() string
 }
 
@@ -21,9 +21,4 @@ var (
 	_ Locker = readLocker{}
 	_ Locker = (*SemaphoreMutex)(nil)
 	_ Locker = (*MultiLock)(nil)
-
-	_ tryLocker = (*Mutex)(nil)
-	_ tryLocker = (*RWMutex)(nil)
-	_ tryLocker = readLocker{}
-	_ tryLocker = (*SemaphoreMutex)(nil)
 )

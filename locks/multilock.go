@@ -109,8 +109,9 @@ func (ml *MultiLock) Path() string {
 	return strings.Join(paths, ",")
 }
 
-// Lock takes every member in path order and returns one Hold over them all
-// (see Hold.Members for each member's). It asks for all the members at once
+// Lock takes every member and returns one Hold over them all (see
+// Hold.Members for each member's, in path order). It asks for all the
+// members at once
 // (TryLock), so that a multi-lock whose members are free is held after one
 // round trip. When a member is busy, Lock keeps the members before it,
 // gives back those after it, waits for it, and goes on from there the same
@@ -179,19 +180,31 @@ func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
 	return newMultiHold(ctx, key, path, held), nil
 }
 
-// A tryLocker can take its lock if it is free now, with no wait: this
-// package's Lockers but MultiLock.
-type tryLocker interface {
-	Locker
-	TryLock(ctx context.Context) (*Hold, bool, error)
+// tryOf returns l's TryLock if l is one of this package's locks that can
+// be tried (Mutex, RWMutex and its RLocker, SemaphoreMutex), else nil:
+// a Locker of the user's, even one with a TryLock of its own, which might
+// wait, is waited for in turn.
+func tryOf(l Locker) func(context.Context) (*Hold, bool, error) {
+	switch m := l.(type) {
+	case *Mutex:
+		return m.TryLock
+	case *RWMutex:
+		return m.TryLock
+	case readLocker:
+		return m.rw.TryRLock
+	case *SemaphoreMutex:
+		return m.TryLock
+	}
+	return nil
 }
 
-// tryAll asks for members that can be tried, up to the first that cannot,
-// all at once, and returns the holds of those taken before the first that
-// was not, in order; it gives back those taken after it. The error is the
-// first one's, if it failed rather than found its lock busy.
+// tryAll asks for members that can be tried (tryOf), up to the first that
+// cannot, all at once, and returns the holds of those taken before the
+// first that was not, in order. It gives back those taken after it, within
+// ctx: held out of turn, they could deadlock. Any try's error, rather than
+// a busy lock, is returned, once every hold after the first is given back.
 func tryAll(ctx context.Context, members []Locker) ([]*Hold, error) {
-	n := slices.IndexFunc(members, func(l Locker) bool { _, ok := l.(tryLocker); return !ok })
+	n := slices.IndexFunc(members, func(l Locker) bool { return tryOf(l) == nil })
 	if n < 0 {
 		n = len(members)
 	}
@@ -200,7 +213,7 @@ func tryAll(ctx context.Context, members []Locker) ([]*Hold, error) {
 	var wg sync.WaitGroup
 	for i, m := range members[:n] {
 		wg.Go(func() {
-			h, ok, err := m.(tryLocker).TryLock(ctx)
+			h, ok, err := tryOf(m)(ctx)
 			switch {
 			case err != nil:
 				errs[i] = fmt.Errorf("multi-lock: take %s: %w", m.Path(), err)
@@ -214,11 +227,14 @@ func tryAll(ctx context.Context, members []Locker) ([]*Hold, error) {
 	if first < 0 {
 		return holds, nil
 	}
-	var back []*Hold // taken out of turn: kept, they could deadlock
+	var back []*Hold
 	for _, h := range holds[first+1:] {
 		if h != nil {
 			back = append(back, h)
 		}
 	}
-	return holds[:first], errors.Join(errs[first], releaseAll(context.Background(), back))
+	// A member given back that was lost meanwhile, or whose delete the
+	// session finishes after ctx ends, is no failure of this acquisition.
+	_ = releaseAll(ctx, back)
+	return holds[:first], errors.Join(errs...)
 }

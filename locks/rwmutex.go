@@ -227,11 +227,8 @@ func (rw *RWMutex) RLocker() Locker { return readLocker{rw} }
 type readLocker struct{ rw *RWMutex }
 
 func (r readLocker) Lock(ctx context.Context) (*Hold, error) { return r.rw.RLock(ctx) }
-func (r readLocker) TryLock(ctx context.Context) (*Hold, bool, error) {
-	return r.rw.TryRLock(ctx)
-}
-func (r readLocker) Path() string   { return r.rw.at.Path }
-func (r readLocker) zkPath() string { return r.rw.at.Dir }
+func (r readLocker) Path() string                            { return r.rw.at.Path }
+func (r readLocker) zkPath() string                          { return r.rw.at.Dir }
 
 // Participants lists the readers and the writers (Kind KindRead or
 // KindWrite), holders and waiters, in one queue order. The holders are the

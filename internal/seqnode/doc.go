@@ -102,7 +102,7 @@
 //	                                                              the directory, and the
 //	                                                              shared count (Wake)
 //
-// A SemaphoreMutex is a Semaphore of one lease, and a MultiLock takes each
-// member's lock in path order. The barriers queue nothing: they create
+// A SemaphoreMutex is a Semaphore of one lease, and a MultiLock tries every
+// member's lock at once and waits for a busy one in path order. The barriers queue nothing: they create
 // plain nodes and watch them (package barriers).
 package seqnode

@@ -145,7 +145,7 @@ func TestMultiLockRollsBackWhenAMemberFails(t *testing.T) {
 }
 
 // TestMultiLockReleaseGoesOnPastFailures is Curator's
-// testSomeReleasesFail: every member is released, in reverse order, and the
+// testSomeReleasesFail: every member is released, and the
 // failure is reported, naming its member. A member's release fails here
 // because its Hold was released already, through Members.
 func TestMultiLockReleaseGoesOnPastFailures(t *testing.T) {

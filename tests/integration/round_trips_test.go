@@ -80,7 +80,7 @@ func TestFreeAcquireIsOneRoundTrip(t *testing.T) {
 		}, 3},
 		{"RWMutex.RLock", root + "/rw", func() (*locks.Hold, error) { return rw.RLock(ctx) }, 3},
 		{"RWMutex.Lock", root + "/rw", func() (*locks.Hold, error) { return rw.Lock(ctx) }, 3},
-		// One round trip per member, members in path order.
+		// Every member at once: one round trip, and one to release.
 		{"MultiLock.Lock", root + "/ma", func() (*locks.Hold, error) { return multi.Lock(ctx) }, 6},
 		// The gate, then the lease, one round trip each; the gate's delete
 		// is not waited for, and the lease's watch of its own node and the
