@@ -111,12 +111,13 @@ func (ml *MultiLock) Path() string {
 
 // Lock takes every member and returns one Hold over them all (see
 // Hold.Members for each member's, in path order). It asks for all the
-// members at once
-// (TryLock), so that a multi-lock whose members are free is held after one
-// round trip. When a member is busy, Lock keeps the members before it,
-// gives back those after it, waits for it, and goes on from there the same
-// way: it never holds a member while it waits for one before it in path
-// order, so two multi-locks cannot each hold what the other waits for. If
+// members at once, so that a multi-lock whose members are free is held
+// after one round trip. When a member is busy, Lock keeps the members
+// before it, withdraws those after it (releasing those it got, taking
+// those that queued out of their lines), waits in that member's line, and
+// goes on from there the same way: it never holds a member while it waits
+// for one before it in path order, so two multi-locks cannot each hold what
+// the other waits for. If
 // one fails, a member already taken is lost, or ctx ends, the members
 // already taken are released and the error says which member failed. ctx
 // bounds the whole wait, and only the wait.
@@ -151,26 +152,33 @@ func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
 		return nil, errors.Join(err, releaseAll(context.Background(), held))
 	}
 	for len(held) < len(ml.members) {
-		if rest := ml.members[len(held):]; len(rest) > 1 {
-			// The last member left is taken with Lock: nothing after
-			// it is there to give back.
-			got, err := tryAll(wctx, rest)
-			for _, h := range got {
-				defer keep(h)()
-			}
+		if rest := ml.members[len(held):]; len(rest) == 1 || !ownLock(rest[0]) {
+			// The last member left, with nothing after it to
+			// withdraw, or a Locker of the user's: taken alone.
+			h, err := rest[0].Lock(wctx)
 			if err != nil {
-				return fail(err)
+				return fail(fmt.Errorf("multi-lock: take %s: %w", rest[0].Path(), err))
 			}
-			if len(held) == len(ml.members) {
-				break
-			}
+			defer keep(h)()
+			continue
 		}
-		next := ml.members[len(held)]
-		h, err := next.Lock(wctx)
+		got, next, err := lockAll(wctx, ml.members[len(held):])
+		for _, h := range got {
+			defer keep(h)()
+		}
 		if err != nil {
-			return fail(fmt.Errorf("multi-lock: take %s: %w", next.Path(), err))
+			return fail(err)
 		}
-		defer keep(h)()
+		if next == nil {
+			continue
+		}
+		seqnode.Queued(wctx)
+		r := <-next.done
+		next.cancel(nil)
+		if r.err != nil {
+			return fail(fmt.Errorf("multi-lock: take %s: %w", next.m.Path(), r.err))
+		}
+		defer keep(r.h)()
 	}
 	// A member lost after it was taken, or ctx ended, as the last one came:
 	// no hold that has ended already, and none for an ended ctx.
@@ -180,61 +188,111 @@ func (ml *MultiLock) Lock(ctx context.Context) (*Hold, error) {
 	return newMultiHold(ctx, key, path, held), nil
 }
 
-// tryOf returns l's TryLock if l is one of this package's locks that can
-// be tried (Mutex, RWMutex and its RLocker, SemaphoreMutex), else nil:
-// a Locker of the user's, even one with a TryLock of its own, which might
-// wait, is waited for in turn.
-func tryOf(l Locker) func(context.Context) (*Hold, bool, error) {
-	switch m := l.(type) {
-	case *Mutex:
-		return m.TryLock
-	case *RWMutex:
-		return m.TryLock
-	case readLocker:
-		return m.rw.TryRLock
-	case *SemaphoreMutex:
-		return m.TryLock
-	}
-	return nil
+// A started is one member's Lock under way, made without the caller's
+// queued function and telling instead when it waits.
+type started struct {
+	m      Locker
+	cancel context.CancelCauseFunc
+	queued chan struct{} // closed once it waits
+	done   chan lockResult
 }
 
-// tryAll asks for members that can be tried (tryOf), up to the first that
-// cannot, all at once, and returns the holds of those taken before the
-// first that was not, in order. It gives back those taken after it, within
-// ctx: held out of turn, they could deadlock. Any try's error, rather than
-// a busy lock, is returned, once every hold after the first is given back.
-func tryAll(ctx context.Context, members []Locker) ([]*Hold, error) {
-	n := slices.IndexFunc(members, func(l Locker) bool { return tryOf(l) == nil })
+type lockResult struct {
+	h   *Hold
+	err error
+}
+
+// errWithdrawn ends the Lock of a member after one the multi-lock waits for.
+var errWithdrawn = errors.New("multi-lock: withdrawn while an earlier member is waited for")
+
+func startLock(ctx context.Context, m Locker) *started {
+	s := &started{m: m, queued: make(chan struct{}), done: make(chan lockResult, 1)}
+	tell := sync.OnceFunc(func() { close(s.queued) })
+	mctx, cancel := context.WithCancelCause(seqnode.WithQueued(seqnode.WithoutQueued(ctx), tell))
+	s.cancel = cancel
+	go func() {
+		h, err := m.Lock(mctx)
+		s.done <- lockResult{h, err}
+	}()
+	return s
+}
+
+// lockAll starts the Lock of every member that tells when it waits (this
+// package's locks), up to the first that does not (a Locker of the
+// user's), all at once, so that their requests go out together. Once each has held, failed or queued, it returns the holds of
+// those held before the first that did not, in order, and that one if it
+// queued, its Lock under way; it withdraws every member after it, a queued
+// one leaving its line and a held one being released, so that nothing is
+// held out of turn while it waits. The error is any member's, rather than a
+// wait.
+func lockAll(ctx context.Context, members []Locker) (got []*Hold, next *started, err error) {
+	n := slices.IndexFunc(members, func(l Locker) bool { return !ownLock(l) })
 	if n < 0 {
 		n = len(members)
 	}
-	holds := make([]*Hold, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
+	all := make([]*started, n)
+	results := make([]*lockResult, n) // nil: queued
 	for i, m := range members[:n] {
-		wg.Go(func() {
-			h, ok, err := tryOf(m)(ctx)
-			switch {
-			case err != nil:
-				errs[i] = fmt.Errorf("multi-lock: take %s: %w", m.Path(), err)
-			case ok:
-				holds[i] = h
-			}
-		})
+		all[i] = startLock(ctx, m)
 	}
-	wg.Wait()
-	first := slices.IndexFunc(holds, func(h *Hold) bool { return h == nil })
+	for i, s := range all {
+		select {
+		case r := <-s.done:
+			results[i] = &r
+		case <-s.queued:
+		}
+	}
+	first := slices.IndexFunc(results, func(r *lockResult) bool { return r == nil || r.err != nil })
 	if first < 0 {
-		return holds, nil
+		first = n
 	}
 	var back []*Hold
-	for _, h := range holds[first+1:] {
-		if h != nil {
-			back = append(back, h)
+	var errs []error
+	for i := first + 1; i < n; i++ {
+		if r := results[i]; r != nil && r.err != nil {
+			errs = append(errs, fmt.Errorf("multi-lock: take %s: %w", members[i].Path(), r.err))
+		}
+		all[i].cancel(errWithdrawn)
+		r := results[i]
+		if r == nil {
+			got := <-all[i].done
+			r = &got
+		}
+		if r.h != nil {
+			back = append(back, r.h)
 		}
 	}
 	// A member given back that was lost meanwhile, or whose delete the
 	// session finishes after ctx ends, is no failure of this acquisition.
 	_ = releaseAll(ctx, back)
-	return holds[:first], errors.Join(errs...)
+	for i := range min(first, n) {
+		all[i].cancel(nil)
+		got = append(got, results[i].h)
+	}
+	if first == n {
+		return got, nil, errors.Join(errs...)
+	}
+	if r := results[first]; r != nil {
+		all[first].cancel(nil)
+		errs = append([]error{fmt.Errorf("multi-lock: take %s: %w", members[first].Path(), r.err)}, errs...)
+		return got, nil, errors.Join(errs...)
+	}
+	if len(errs) > 0 {
+		all[first].cancel(errWithdrawn)
+		if r := <-all[first].done; r.h != nil {
+			_ = releaseAll(ctx, []*Hold{r.h})
+		}
+		return got, nil, errors.Join(errs...)
+	}
+	return got, all[first], nil
+}
+
+// ownLock reports whether l is one of this package's locks, whose Lock
+// tells when it waits (WithQueued): any but a Locker of the user's.
+func ownLock(l Locker) bool {
+	switch l.(type) {
+	case *Mutex, *RWMutex, readLocker, *SemaphoreMutex:
+		return true
+	}
+	return false
 }

@@ -51,6 +51,12 @@ func OneAcquisition(ctx context.Context) context.Context {
 	return context.WithValue(ctx, queuedKey{}, sync.OnceFunc(f))
 }
 
+// Queued tells ctx's caller, if it asked (WithQueued), that the
+// acquisition waits: for an acquisition made of others (a multi-lock's),
+// once it knows which of them it waits for, each of them made without the
+// caller's function (WithoutQueued).
+func Queued(ctx context.Context) { queued(ctx) }
+
 // queued tells ctx's caller, if it asked (WithQueued), that the acquisition
 // waits. It runs in the acquiring goroutine, before the wait.
 func queued(ctx context.Context) {

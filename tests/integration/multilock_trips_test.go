@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkrecipes/recipes"
@@ -95,4 +96,66 @@ func TestMultiLockTakesFreeMembersAtOnce(t *testing.T) {
 		// The session's keep-alive probe may add a request now and then.
 		require.LessOrEqual(t, got.Requests, int64(3*n*freeOps+2), "%d members: requests", n)
 	}
+}
+
+// TestMultiLockKeepsItsPlaceOnABusyMember: a multi-lock that finds a
+// member busy waits in that member's line with the one node it created
+// there, so a process that queues on the member after it comes after it.
+func TestMultiLockKeepsItsPlaceOnABusyMember(t *testing.T) {
+	t.Parallel()
+	_, root := newRoot(t)
+	a, b := root+"/a", root+"/b"
+	holder := newMutex(t, connect(t), b)
+	first, err := holder.Lock(bg())
+	require.NoError(t, err)
+
+	p, err := testenv.NewProxy(zktest.Servers(t)[0])
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	creates := p.Counter(func(op int32, path string) bool {
+		return (op == testenv.OpCreate || op == testenv.OpCreate2) && strings.HasPrefix(path, b+"/")
+	})
+	ml, err := locks.NewMultiMutex(connectTo(t, zktest.Servers(t), recipes.WithDialer(p.Dialer)), []string{b, a})
+	require.NoError(t, err)
+	mlQueued := make(chan struct{})
+	mlHeld := make(chan *locks.Hold, 1)
+	go func() {
+		h, err := ml.Lock(locks.WithQueued(bg(), func() { close(mlQueued) }))
+		if err != nil {
+			t.Errorf("multi-lock: %v", err)
+		}
+		mlHeld <- h
+	}()
+	<-mlQueued
+	ps, err := holder.Participants(bg())
+	require.NoError(t, err)
+	require.Len(t, ps, 2, "the holder, then the multi-lock")
+	queuedAt := ps[1].Path
+
+	later := newMutex(t, connect(t), b)
+	laterQueued := make(chan struct{})
+	laterHeld := make(chan *locks.Hold, 1)
+	go func() {
+		h, err := later.Lock(locks.WithQueued(bg(), func() { close(laterQueued) }))
+		if err != nil {
+			t.Errorf("later mutex: %v", err)
+		}
+		laterHeld <- h
+	}()
+	<-laterQueued
+
+	require.NoError(t, first.Release(bg()))
+	h := <-mlHeld
+	require.NotNil(t, h)
+	assert.Equal(t, queuedAt, h.Members()[1].Node(), "the multi-lock holds b with the node it queued")
+	assert.EqualValues(t, 1, creates(), "the multi-lock created one node on b")
+	select {
+	case <-laterHeld:
+		t.Fatal("the mutex that queued after the multi-lock took b first")
+	default:
+	}
+	require.NoError(t, h.Release(bg()))
+	h = <-laterHeld
+	require.NotNil(t, h)
+	require.NoError(t, h.Release(bg()))
 }
