@@ -219,9 +219,10 @@ func startLock(ctx context.Context, m Locker) *started {
 
 // lockAll starts the Lock of every member that tells when it waits (this
 // package's locks), up to the first that does not (a Locker of the
-// user's), all at once, so that their requests go out together. Once each has held, failed or queued, it returns the holds of
-// those held before the first that did not, in order, and that one if it
-// queued, its Lock under way; it withdraws every member after it, a queued
+// user's), all at once, so that their requests go out together. Once each
+// has held, failed or queued, it returns the holds of those held before the
+// first that did not, in order, and that one if it queued, its Lock under
+// way; it withdraws every member after it, a queued
 // one leaving its line and a held one being released, so that nothing is
 // held out of turn while it waits. The error is any member's, rather than a
 // wait.

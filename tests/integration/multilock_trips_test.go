@@ -159,3 +159,40 @@ func TestMultiLockKeepsItsPlaceOnABusyMember(t *testing.T) {
 	require.NotNil(t, h)
 	require.NoError(t, h.Release(bg()))
 }
+
+// TestMultiLockWithdrawsMembersAfterABusyOne: a multi-lock over a, b and c
+// that finds b busy waits for b holding a, the member before it, and
+// nothing after it: c's node, made in the same round trip, is deleted. When
+// b comes free, it holds all three.
+func TestMultiLockWithdrawsMembersAfterABusyOne(t *testing.T) {
+	t.Parallel()
+	admin, root := newRoot(t)
+	a, b, c := root+"/a", root+"/b", root+"/c"
+	holder := newMutex(t, connect(t), b)
+	first, err := holder.Lock(bg())
+	require.NoError(t, err)
+
+	ml, err := locks.NewMultiMutex(connect(t), []string{c, b, a})
+	require.NoError(t, err)
+	queued := make(chan struct{})
+	held := make(chan *locks.Hold, 1)
+	go func() {
+		h, err := ml.Lock(locks.WithQueued(bg(), func() { close(queued) }))
+		if err != nil {
+			t.Errorf("multi-lock: %v", err)
+		}
+		held <- h
+	}()
+	<-queued
+	assert.Len(t, children(t, admin, a), 1, "a, before the busy member, is kept")
+	assert.Len(t, children(t, admin, b), 2, "the holder of b, then the multi-lock")
+	assert.Empty(t, children(t, admin, c), "c, after the busy member, is given back")
+
+	require.NoError(t, first.Release(bg()))
+	h := <-held
+	require.NotNil(t, h)
+	for _, p := range []string{a, b, c} {
+		assert.Len(t, children(t, admin, p), 1, "the multi-lock holds %s", p)
+	}
+	require.NoError(t, h.Release(bg()))
+}
