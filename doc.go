@@ -27,13 +27,15 @@
 // session may still be alive on the server, and locks held in it may still be
 // held, but nobody can be sure. If the connection comes back within the session
 // timeout, it is reconnected and nothing was lost. If ZooKeeper reports the
-// session expired, or the session has gone so long without proof that the
-// leader heard from it that the leader may expire it soon, the session ends
-// (Done is closed) and every lock it held is lost. The second case is decided
-// by a client-side deadline that runs whether or not the connection looks
-// healthy, so that a holder learns of its loss before the server can give its
-// lock away; see Session for how, and docs/semantics.md for the exact
-// conditions.
+// session expired, or, while a recipe holds, waits or acquires on it, the
+// session has gone so long without proof that the leader heard from it that
+// the leader may expire it soon, the session ends (Done is closed) and every
+// lock it held is lost. The second case is decided by a client-side deadline
+// that runs whether or not the connection looks healthy, so that a holder
+// learns of its loss before the server can give its lock away; see Session
+// for how, and docs/semantics.md for the exact conditions. A session on which
+// nothing is held or waited for ends when its connection has been down for
+// the whole session timeout, as Curator's LOST.
 //
 // A Session never silently moves to a new ZooKeeper session: once it ends,
 // make a new one.

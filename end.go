@@ -3,6 +3,8 @@ package recipes
 import (
 	"errors"
 	"time"
+
+	"github.com/zkrecipes/recipes/internal/znode"
 )
 
 func (s *Session) finish(err error) {
@@ -92,22 +94,15 @@ func (s *Session) Close() error {
 }
 
 // Err returns nil while the session lives, and then why it ended:
-// ErrSessionExpired, ErrSessionLost or ErrClosed. It compares the loss
-// deadline with the clock itself, so a process that was paused past the
-// deadline learns of the loss from Err even before the deadline's timer has
-// run.
+// ErrSessionExpired, ErrSessionLost or ErrClosed. While a recipe holds,
+// waits or acquires on the session, it compares the loss deadline with the
+// clock itself, so a process that was paused past the deadline learns of
+// the loss from Err even before the deadline's timer has run.
 func (s *Session) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err == nil && !s.deadline.IsZero() && !time.Now().Before(s.deadline) {
+	if s.err == nil && znode.Of(s).Need().Lapsed(time.Now()) {
 		s.finishLocked(ErrSessionLost)
 	}
 	return s.err
-}
-
-// setDeadline moves the loss deadline.
-func (s *Session) setDeadline(t time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.deadline = t
 }

@@ -14,10 +14,13 @@ var (
 	ErrSessionExpired = errSessionExpired() // "recipes: session expired"
 
 	// ErrSessionLost means the session went so long without proof that the
-	// leader heard from it that the leader may expire it soon. It is
-	// declared by a client-side deadline before the server can hand this
-	// session's locks to anyone else, so it can arrive while the server
-	// still holds the session.
+	// leader heard from it that the leader may expire it soon, while a
+	// recipe held, waited or acquired on it. It is declared by a
+	// client-side deadline before the server can hand this session's locks
+	// to anyone else, so it can arrive while the server still holds the
+	// session. A session on which nothing is held or waited for ends with
+	// it only once its connection has been down for the whole session
+	// timeout.
 	ErrSessionLost = errors.New("recipes: session lost (no proof of life within the session timeout)")
 
 	// ErrClosed means Close was called on the session.

@@ -67,85 +67,86 @@ type probeResult struct {
 	err error
 }
 
-// keepAlive probes the session and ends it with ErrSessionLost when its proof
-// of life gets too old. proven is closed at the first proof, if p has none yet.
-func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
-	timeout := s.timeout()
-	budget := timeout - timeout/10
-	every := timeout / 10
-	deadline := time.NewTimer(budget)
-	defer deadline.Stop()
-	rearm := func() { // after p.proof or budget changed
-		s.setDeadline(p.proof.Add(budget))
-		deadline.Reset(time.Until(p.proof.Add(budget)))
-	}
-	if p.proof.IsZero() {
-		deadline.Stop() // armed at the first proof
-	} else {
-		rearm()
-	}
-	next := time.NewTimer(0)
-	defer next.Stop()
+// keepAlive probes the session and keeps its loss deadline (keeper.go): it
+// ends the session with ErrSessionLost when the deadline passes while
+// anything is held, waited for or acquired on it, or when its connection
+// has been down for the whole timeout. proven is closed at the first
+// proof, if p has none yet.
+func (s *Session) keepAlive(p proofs, proven chan struct{}) {
+	k := newKeeper(s, p, proven)
+	defer k.stop()
+	gone := time.NewTimer(time.Hour) // armed while suspended: Curator's LOST
+	gone.Stop()
+	defer gone.Stop()
+	changed := s.stateChanged()
 	results := make(chan probeResult, 1)
 	var probes chan probeResult // results while a probe is in flight, else nil
 	for {
 		select {
 		case <-s.done:
 			return
-		case <-deadline.C:
-			s.finish(ErrSessionLost)
-			return
+		case <-k.deadline.C:
+			if k.need.Lapsed(time.Now()) {
+				s.finish(ErrSessionLost)
+				return
+			}
+			// Nothing needed the deadline: the session is unproven,
+			// and the next acquisition waits for a proof (Need.Engage).
+		case <-changed:
+			changed = s.stateChanged()
+			gone.Stop()
+			if since, ok := s.suspendedSince(); ok {
+				gone.Reset(time.Until(since.Add(k.timeout)))
+			}
+		case <-gone.C:
+			if since, ok := s.suspendedSince(); ok && !time.Now().Before(since.Add(k.timeout)) {
+				s.finish(ErrSessionLost)
+				return
+			}
+		case <-k.need.Wake():
+			// An acquisition began on an idle session: probe now, or
+			// a tenth of the timeout after the last probe.
+			if probes == nil {
+				k.schedule(time.Time{})
+			}
+		case <-k.need.Wanted():
+			// A call waits for a probe, likely just after a reconnect,
+			// while go-zookeeper restores its watches: a reply read
+			// then races with that (a data race inside go-zookeeper),
+			// so the probe goes no sooner than a tenth of the timeout
+			// from now, as it would have while busy.
+			if probes == nil {
+				k.wanted()
+			}
 		case opened := <-s.regranted:
 			// A reconnect may be granted a shorter timeout (a server
 			// with a lower maxSessionTimeout): the leader then expires
 			// the session that much sooner after its last touch, which
 			// may be the reconnect's own, and sooner than the deadline
-			// that an earlier proof and the longer timeout gave. The
-			// deadline keeps to the shortest timeout granted: for
+			// that an earlier proof and the longer timeout gave. For
 			// proofs made before the reconnect, whose touches ran on a
 			// longer one, that is only earlier than it need be. The
 			// reconnect is a proof itself: the leader touched the
 			// session (ZooKeeper revalidates a session that a follower
 			// takes over with the leader) after its connection was
 			// opened.
-			if t := s.timeout(); t < timeout && !p.proof.IsZero() {
-				timeout, budget, every = t, t-t/10, t/10
-				if opened.After(p.proof) {
-					p.proof = opened
-				}
-				rearm()
-			}
-		case <-next.C:
+			k.regrant(s.timeout(), opened)
+		case <-k.next.C:
+			k.due = time.Time{}
+			k.lastSent = time.Now()
 			if s.State() == StateSuspended {
 				// go-zookeeper would only queue it, and send it the
 				// moment it reconnects, while it is still reading the
-				// session's state to restore its watches (a data race
-				// inside go-zookeeper). Wait for the next turn.
-				next.Reset(every)
+				// session's state to restore its watches. Wait for the
+				// next turn.
+				k.schedule(time.Time{})
 				continue
 			}
 			probes = results
-			s.probe(results)
+			s.probe(k.lastSent, results)
 		case r := <-probes:
 			probes = nil
-			if p.proof.IsZero() && r.err == nil {
-				// The first proof needs a second probe a gap after
-				// this one's answer.
-				next.Reset(time.Until(r.answered.Add(p.gap)))
-			} else {
-				next.Reset(time.Until(r.sent.Add(every)))
-			}
-			if r.err != nil || !s.sameSession() {
-				continue
-			}
-			s.noteAnswered(r.sent)
-			before := p.proof
-			if p.answered(r.probeTimes) != before {
-				rearm()
-				if before.IsZero() && proven != nil {
-					close(proven)
-				}
-			}
+			k.answered(r)
 		}
 	}
 }
@@ -155,8 +156,7 @@ func (s *Session) keepAlive(p proofs, proven chan<- struct{}) {
 // the sync at once, so Close waits for it; on a borrowed connection the sync
 // may wait for go-zookeeper to give up on the connection, and nothing waits
 // for it.
-func (s *Session) probe(results chan<- probeResult) {
-	sent := time.Now()
+func (s *Session) probe(sent time.Time, results chan<- probeResult) {
 	run := func() {
 		_, err := s.conn.Sync("/")
 		results <- probeResult{probeTimes{sent: sent, answered: time.Now()}, err}

@@ -41,6 +41,7 @@ type options struct {
 	timeout        time.Duration
 	connectTimeout time.Duration
 	tick           time.Duration // 0: half the session timeout
+	noIdleProbes   bool          // WithoutIdleProbes
 	dialer         zk.Dialer
 	logger         zk.Logger
 	listener       func(State)
@@ -236,27 +237,6 @@ func WithSessionTimeout(d time.Duration) Option {
 // DefaultConnectTimeout.
 func WithConnectTimeout(d time.Duration) Option {
 	return func(o *options) { o.connectTimeout = d }
-}
-
-// WithTickTime tells the session the ensemble's tickTime (zoo.cfg's
-// tickTime). A follower passes on to the leader that it heard from a client
-// only when the leader next pings it, every tickTime/2, so the session needs
-// this to know when the leader, which expires sessions, has heard from it;
-// see Session. It must be below the session timeout.
-//
-// Default (or 0): half the session timeout, the largest tickTime of a server
-// that grants that timeout with the default minSessionTimeout (2 × tickTime).
-// On a server whose minSessionTimeout was lowered below that, give the real
-// tickTime, or the loss guarantee does not hold. Giving the real tickTime
-// when it is smaller lets the session ride out longer stalls: it ends when it
-// has had no proof of life for 0.9 × the session timeout, a proof is always
-// at least 0.6 × tickTime old, and a new one comes every tenth of the
-// timeout. So a session rides out about 0.4 × the timeout without answers
-// from ZooKeeper by default (4 s at the default 10 s), and 5.8 s at 10 s with
-// a tickTime of 2 s (ZooKeeper's sample configuration): give it whenever you
-// know it.
-func WithTickTime(d time.Duration) Option {
-	return func(o *options) { o.tick = d }
 }
 
 // WithDialer sets how Connect opens its TCP connections, as zk.WithDialer

@@ -135,7 +135,7 @@ func (s *Session) noteClose(closed time.Time) {
 // returned. On a session whose connections have not closed under a call, it
 // waits for nothing, and allocates nothing.
 func (s *Session) plainTurn(ctx context.Context) error {
-	for {
+	for waited := false; ; waited = true {
 		s.mu.Lock()
 		if !s.solo && !s.answered.Before(s.lastClose) {
 			s.sending++
@@ -144,6 +144,10 @@ func (s *Session) plainTurn(ctx context.Context) error {
 		}
 		gate, probed := s.gate, s.probed
 		s.mu.Unlock()
+		if !waited {
+			// Until it returns, the keep-alive probes as for a hold.
+			defer znode.Of(s).Need().Want()()
+		}
 		select {
 		case <-gate:
 		case <-probed:
@@ -201,8 +205,9 @@ func (s *Session) suspectTurn(ctx context.Context, closed time.Time) error {
 			release()
 			return err
 		}
-		// The keep-alive probes every tenth of the session timeout. It
-		// is not asked for one now: go-zookeeper restores its watches
+		// The keep-alive probes every tenth of the session timeout
+		// while a call waits for it (probedSince). It is not asked for
+		// one now: go-zookeeper restores its watches
 		// just after it reconnects, and a reply it reads meanwhile races
 		// with that (docs/faults.md). A probe sent after the close can
 		// only have been answered on a later connection.
@@ -229,12 +234,16 @@ func (s *Session) suspectTurn(ctx context.Context, closed time.Time) error {
 // answered, and reports true, or until the session's state changes, and
 // reports false.
 func (s *Session) probedSince(ctx context.Context, since time.Time) (bool, error) {
-	for {
+	for waited := false; ; waited = true {
 		s.mu.Lock()
 		changed, probed, answered := s.changed, s.probed, s.answered
 		s.mu.Unlock()
 		if !answered.Before(since) {
 			return true, nil
+		}
+		if !waited {
+			// Until it returns, the keep-alive probes as for a hold.
+			defer znode.Of(s).Need().Want()()
 		}
 		select {
 		case <-probed:

@@ -16,21 +16,30 @@ import (
 //
 // A Session tracks its state (see State) and ends for good, closing Done, when
 //   - ZooKeeper reports the session expired (ErrSessionExpired),
-//   - the session has gone so long without proof that the leader heard from
-//     it that the leader may expire it soon (ErrSessionLost, from a
-//     client-side deadline), or
+//   - while a recipe holds, waits or acquires on it, the session has gone so
+//     long without proof that the leader heard from it that the leader may
+//     expire it soon (ErrSessionLost, from a client-side deadline),
+//   - while nothing is held or waited for, its connection has been down for
+//     the whole session timeout (ErrSessionLost, as Curator's LOST), or
 //   - Close is called (ErrClosed).
 //
 // The client-side deadline is what lets a holder learn of its loss before the
 // server can give its lock to someone else. ZooKeeper's leader expires a
 // session no sooner than the session timeout after it last heard from the
-// client. The Session sends a sync to the leader every tenth of the timeout,
-// keeps the send time of the latest one the leader is proven to have counted,
-// and ends a tenth of the timeout before that proof would let the leader
-// expire it. Watch notifications, late replies and ping replies prove nothing
-// and never move the deadline; the deadline runs whether or not go-zookeeper
-// has noticed a problem with its connection. docs/semantics.md states the
-// exact conditions, server settings included.
+// client. While a recipe holds, waits or acquires, the Session sends a sync
+// to the leader every tenth of the timeout, keeps the send time of the
+// latest one the leader is proven to have counted, and ends a tenth of the
+// timeout before that proof would let the leader expire it. Watch
+// notifications, late replies and ping replies prove nothing and never move
+// the deadline; the deadline runs whether or not go-zookeeper has noticed a
+// problem with its connection. docs/semantics.md states the exact
+// conditions, server settings included.
+//
+// While nothing is held or waited for, nobody is owed that warning: the
+// Session probes less often (every 0.4 × the timeout, which keeps a proof
+// ready for the next acquisition; WithoutIdleProbes: not at all), and a
+// deadline that passes then ends nothing. The next acquisition waits for a
+// new proof before it begins.
 //
 // After a Session ends, a new one must be made; go-zookeeper's connection may
 // carry on with a new ZooKeeper session, but this Session never follows it.
@@ -59,8 +68,8 @@ type Session struct {
 	id          int64
 	state       State
 	err         error
-	deadline    time.Time     // the loss deadline; zero until the first proof of life
 	changed     chan struct{} // closed and replaced on every state change
+	suspended   time.Time     // when the state last became StateSuspended
 	readyClosed bool
 	granted     time.Time     // Connect: when the connection that got the session was opened; set before ready is closed
 	answered    time.Time     // when the latest keep-alive probe that was answered on this session was sent

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -111,6 +112,9 @@ func (s *Session) onEvent(ev zk.Event) {
 
 func (s *Session) setStateLocked(st State) {
 	s.state = st
+	if st == StateSuspended {
+		s.suspended = time.Now()
+	}
 	close(s.changed)
 	s.changed = make(chan struct{})
 	s.reportStateLocked(st)
@@ -123,6 +127,21 @@ func (s *Session) reportStateLocked(st State) {
 		s.opts.listener(st)
 	}
 	znode.Of(s).Recorder().State(st.String(), s.err)
+}
+
+// stateChanged returns the channel closed at the next state change.
+func (s *Session) stateChanged() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// suspendedSince reports since when the session has been StateSuspended, and
+// whether it is now.
+func (s *Session) suspendedSince() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.suspended, s.state == StateSuspended
 }
 
 // State returns the session's current state.

@@ -40,7 +40,10 @@ const (
 // members' processes per operation, in µs) and reqs/op, rtts/op and
 // watches/op (summed over the sessions). "floor" is the ensemble's own
 // rate of the same writes with nothing else: a create of an ephemeral
-// sequential node under the path and its delete; "mutex" our Mutex,
+// sequential node under the path and its delete; "listed" the same with a
+// listing of the path between them, the least a lock of sequential nodes
+// can ask (it must see that its node is first), and "listed-watched" with
+// a watch set by that listing, as a Mutex's; "mutex" our Mutex,
 // "zk.Lock" go-zookeeper's, on plain go-zookeeper connections, and
 // "curator" Curator's InterProcessMutex, whose figures but ops/s also
 // count its 32 clients' connecting.
@@ -65,6 +68,8 @@ func BenchmarkCapacity(b *testing.B) {
 				}, nil
 			})
 		}},
+		sub{"listed", func(b *testing.B) { capacity(b, e, listedOp(false)) }},
+		sub{"listed-watched", func(b *testing.B) { capacity(b, e, listedOp(true)) }},
 		sub{"mutex", func(b *testing.B) {
 			capacityOf(b, e, func(sess *recipes.Session, paths []string) (func(int) error, error) {
 				ms := make([]*locks.Mutex, len(paths))
@@ -100,6 +105,30 @@ func BenchmarkCapacity(b *testing.B) {
 			})
 		}},
 		sub{"curator", func(b *testing.B) { capacityCurator(b, e) }})
+}
+
+// listedOp is the least any lock of sequential nodes asks of the ensemble:
+// the floor's create and delete, and the listing between them that shows
+// the node first, with a watch on the directory if watched (which the
+// delete then fires).
+func listedOp(watched bool) func(conn *zk.Conn, paths []string) (func(int) error, error) {
+	return func(conn *zk.Conn, paths []string) (func(int) error, error) {
+		return func(i int) error {
+			node, err := conn.Create(paths[i]+"/n-", nil, zk.FlagEphemeralSequential, acl)
+			if err != nil {
+				return err
+			}
+			if watched {
+				_, _, _, err = conn.ChildrenW(paths[i])
+			} else {
+				_, _, err = conn.Children(paths[i])
+			}
+			if err != nil {
+				return err
+			}
+			return conn.Delete(node, -1)
+		}, nil
+	}
 }
 
 // warmEnsemble makes and deletes nodes on e from 8 connections for

@@ -29,6 +29,15 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Tu
 	if err := znode.CtxErr(ctx); err != nil {
 		return nil, false, err
 	}
+	// From here until the turn ends, the session's deadline passing ends
+	// the session (znode.Need): the hold's loss promise.
+	disengage, ok := znode.Of(sess).Need().Engage(ctx, sess.Done())
+	if !ok {
+		if err := sess.Err(); err != nil {
+			return nil, false, err
+		}
+		return nil, false, znode.CtxErr(ctx)
+	}
 	var p *pass // the goroutines of a session queue locally for a local spec (local.go)
 	var t *Turn
 	var err error
@@ -43,6 +52,11 @@ func Acquire(ctx context.Context, sess znode.Session, spec Spec, wait bool) (*Tu
 		case p != nil:
 			t.OnEnd(func(error) { p.leave() })
 		}
+	}
+	if err == nil {
+		t.OnEnd(func(error) { disengage() })
+	} else {
+		disengage()
 	}
 	if errors.Is(err, errBusy) {
 		return nil, false, nil

@@ -32,6 +32,7 @@ type Proxy struct {
 	delay atomic.Int64 // one-way delay of new connections, in nanoseconds
 
 	requests    atomic.Int64 // forwarded client requests, pings and syncs excluded
+	syncs       atomic.Int64 // forwarded syncs
 	watchEvents atomic.Int64 // forwarded watch notifications
 	roundTrips  atomic.Int64 // requests sent while none of their connection's was unanswered
 	unanswered  atomic.Int64 // counted requests whose reply has not reached the client

@@ -48,6 +48,10 @@ func (p *Proxy) Traffic() Traffic {
 	}
 }
 
+// Syncs returns how many syncs p has forwarded: the keep-alive probes of a
+// recipes.Session, and any sync of the caller's.
+func (p *Proxy) Syncs() int64 { return p.syncs.Load() }
+
 // Pending returns how many of the requests counted in Traffic.Requests
 // still wait for their reply to be passed back to the client, and how many
 // of the notifications counted in Traffic.WatchEvents have not been passed
@@ -79,6 +83,9 @@ type counter struct {
 // sent counts a request frame read from c's client.
 func (p *Proxy) sent(c *proxyConn, frame []byte) {
 	xid, op, path, ok := parseRequest(frame)
+	if ok && op == OpSync {
+		p.syncs.Add(1)
+	}
 	if !ok || op == OpPing || op == OpSync {
 		return
 	}

@@ -17,19 +17,21 @@ type Internals struct {
 
 // Parts are a session's internals as the internal packages use them: where
 // the recipes record what they do (Recorder), the creates and deletes it
-// writes (Sent), and what the recipe packages keep for it (State). They
+// writes (Sent), what the recipe packages keep for it (State), and what its
+// acquisitions need of its keep-alive (Need). They
 // are not embedded in the Session, so their methods are not the Session's.
 type Parts struct {
 	rec   *telemetry.Recorder
 	sees  bool // the session sees what it writes: Connect made its connection
 	sent  Sent
 	state State
+	need  Need
 }
 
 // NewInternals returns a session's internals: rec records for it, and
 // seesWrites says whether its writes are shown to its Sent.
 func NewInternals(rec *telemetry.Recorder, seesWrites bool) *Internals {
-	return &Internals{Parts{rec: rec, sees: seesWrites}}
+	return &Internals{Parts{rec: rec, sees: seesWrites, need: newNeed()}}
 }
 
 func (in *Internals) internals() *Internals { return in }

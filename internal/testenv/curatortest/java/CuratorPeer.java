@@ -121,6 +121,8 @@ public final class CuratorPeer {
                 "  bench-rw SERVERS PATH CLIENTS SECONDS READ_PERCENT",
                 "  bench-capacity SERVERS ROOT PATHS CLIENTS SECONDS (a mutex of ROOT/lock-000 ... at random for each acquisition)",
                 "  bench-semaphore SERVERS PATH MAX CLIENTS SECONDS",
+                "  bench-sessions SERVERS ROOT CLIENTS HOLD (CLIENTS clients, each holding a mutex of ROOT/lock-000 ... if HOLD is 1;",
+                "    prints \"ready\" once all are, and closes them at the end of stdin)",
                 "  bench-double-barrier SERVERS PATH MEMBERS ROUNDS",
                 "  bench-latch-follow SERVERS PATH ID (campaigns once per line of stdin, prints \"leader\" on leading, then resigns)",
                 "  bench-latch-handoff SERVERS PATH ROUNDS (prints \"ns=N,N,...\", one per resignation)",
@@ -345,6 +347,10 @@ public final class CuratorPeer {
                 });
                 break;
             }
+            case "bench-sessions":
+                args(a, 5);
+                sessions(a[1], a[2], num(a[3]), num(a[4]) == 1);
+                break;
             case "bench-rw": {
                 args(a, 6);
                 int readPercent = num(a[5]);
@@ -619,6 +625,47 @@ public final class CuratorPeer {
      * end of stdin. BenchmarkFailover kills the leader ahead of it and times
      * the kill until that line.
      */
+    /**
+     * Opens n clients, 50 at a time, each holding a mutex of its own under
+     * root if hold; prints "ready", waits for the end of stdin, and closes
+     * them.
+     */
+    private static void sessions(String servers, String root, int n, boolean hold) throws Exception {
+        List<CuratorFramework> clients = new CopyOnWriteArrayList<>();
+        List<InterProcessMutex> held = new CopyOnWriteArrayList<>();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(50);
+        List<java.util.concurrent.Future<?>> started = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            final int id = i;
+            started.add(pool.submit(() -> {
+                CuratorFramework c = connect(servers);
+                clients.add(c);
+                if (hold) {
+                    InterProcessMutex m = new InterProcessMutex(c, String.format("%s/lock-%03d", root, id));
+                    m.acquire();
+                    held.add(m);
+                }
+                return null;
+            }));
+        }
+        for (java.util.concurrent.Future<?> f : started) {
+            f.get();
+        }
+        pool.shutdown();
+        System.out.println("ready");
+        System.out.flush();
+        InputStream in = System.in;
+        while (in.read() >= 0) {
+            // until the end of stdin
+        }
+        for (InterProcessMutex m : held) {
+            m.release();
+        }
+        for (CuratorFramework c : clients) {
+            c.close();
+        }
+    }
+
     private static void latchFollow(CuratorFramework client, String path, String id) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         while (in.readLine() != null) {
