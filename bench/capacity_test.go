@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,8 +39,10 @@ const (
 // reports ops/s (lock and release pairs per second, over the window) and,
 // over the warm-up and the window, server-us/op (the CPU time of the three
 // members' processes per operation, in µs) and reqs/op, rtts/op and
-// watches/op (summed over the sessions). "floor" is the ensemble's own
-// rate of the same writes with nothing else: a create of an ephemeral
+// watches/op (summed over the sessions), and for all but Curator
+// client-us/op, the CPU time of this process (the clients and the
+// proxies) per operation. "floor" is the ensemble's own rate of the same
+// writes with nothing else: a create of an ephemeral
 // sequential node under the path and its delete; "listed" the same with a
 // listing of the path between them, the least a lock of sequential nodes
 // can ask (it must see that its node is first), and "listed-watched" with
@@ -276,14 +279,14 @@ func (r *capacityRun) loop(b *testing.B, connect func([]string) (func(int) error
 	}
 	var rate float64
 	var all atomic.Int64
-	var cpu time.Duration
+	var cpu, client time.Duration
 	var traffic testenv.Traffic
 	for range b.N {
 		var counted atomic.Int64
 		var failure atomic.Pointer[error]
 		start := time.Now().Add(countAfter)
 		end := start.Add(window)
-		cpu0, traffic0 := r.cpu(b), r.traffic()
+		cpu0, traffic0, client0 := r.cpu(b), r.traffic(), selfCPU(b)
 		var wg sync.WaitGroup
 		for _, op := range ops {
 			wg.Go(func() {
@@ -304,10 +307,24 @@ func (r *capacityRun) loop(b *testing.B, connect func([]string) (func(int) error
 			b.Fatal(*err)
 		}
 		cpu += r.cpu(b) - cpu0
+		client += selfCPU(b) - client0
 		traffic = traffic.Add(r.traffic().Sub(traffic0))
 		rate += float64(counted.Load()) / window.Seconds()
 	}
 	r.report(b, rate/float64(b.N), all.Load(), cpu, traffic)
+	if n := all.Load(); n > 0 {
+		b.ReportMetric(float64(client.Microseconds())/float64(n), "client-us/op")
+	}
+}
+
+// selfCPU is the CPU time this process has used: the clients', and the
+// proxies' that count their traffic.
+func selfCPU(b *testing.B) time.Duration {
+	d, err := cpuTime(os.Getpid())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }
 
 // capacityCurator runs the Java peer's bench-capacity: as many clients,
