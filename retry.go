@@ -205,12 +205,13 @@ func (s *Session) suspectTurn(ctx context.Context, closed time.Time) error {
 			release()
 			return err
 		}
-		// The keep-alive probes every tenth of the session timeout
-		// while a call waits for it (probedSince). It is not asked for
-		// one now: go-zookeeper restores its watches
-		// just after it reconnects, and a reply it reads meanwhile races
-		// with that (docs/faults.md). A probe sent after the close can
-		// only have been answered on a later connection.
+		// While a call waits for it (probedSince), the keep-alive
+		// probes every tenth of the session timeout, the first a tenth
+		// after the wait begins unless one was due sooner: go-zookeeper
+		// restores its watches just after it reconnects, and a reply it
+		// reads meanwhile races with that (docs/faults.md). A probe
+		// sent after the close can only have been answered on a later
+		// connection.
 		probed, err := s.probedSince(ctx, closed)
 		if err != nil {
 			release()

@@ -23,7 +23,7 @@ import (
 // (make enginepath).
 type Need struct {
 	mu      sync.Mutex
-	engaged int           // acquisitions, waits and holds under way, each begun before until
+	engaged int           // acquisitions, waits and holds under way, each begun before admit
 	waiting int           // callers waiting for a proof (Engage) or for a probe's answer (Want)
 	until   time.Time     // the loss deadline; zero while there is no proof
 	admit   time.Time     // until when an acquisition may begin on the proof (see Move)
@@ -135,13 +135,6 @@ func (n *Need) Move(until, admit time.Time) {
 		close(n.moved)
 		n.moved = nil
 	}
-}
-
-// Until is the loss deadline (zero while there is no proof).
-func (n *Need) Until() time.Time {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.until
 }
 
 // Lapsed reports whether the deadline has passed at now while something was
