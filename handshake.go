@@ -61,7 +61,7 @@ func (s *Session) dialer(dial zk.Dialer, lastErr *atomic.Pointer[error]) zk.Dial
 		}
 		now := time.Now()
 		s.dialled.Store(&now)
-		g := &grantConn{Conn: c, granted: &s.grantedMs, sent: znode.Of(s).Sent()}
+		g := newGrantConn(c, &s.grantedMs, znode.Of(s).Sent())
 		g.watch(time.Until(deadline), func() {
 			err := fmt.Errorf("%s accepted the connection but did not answer it within %v", addr, bound)
 			lastErr.Store(&err)

@@ -131,6 +131,12 @@ func (s *Session) keepAlive(p proofs, proven chan struct{}) {
 			// takes over with the leader) after its connection was
 			// opened.
 			k.regrant(s.timeout(), opened)
+			if probes == nil {
+				// The plan was made on the longer timeout's cadence:
+				// the next probe is due no later than a tenth of the
+				// new one from now (and no sooner: see Wanted).
+				k.wanted()
+			}
 		case <-k.next.C:
 			k.due = time.Time{}
 			k.lastSent = time.Now()

@@ -51,6 +51,7 @@ func newKeeper(s *Session, p proofs, proven chan struct{}) *keeper {
 		timeout:  s.timeout(),
 		deadline: time.NewTimer(time.Hour),
 		next:     time.NewTimer(0),
+		due:      time.Now(), // the first probe goes at once
 	}
 	k.deadline.Stop() // armed at the first proof
 	if !p.proof.IsZero() {
@@ -73,7 +74,7 @@ func (k *keeper) lapsed() bool { return !time.Now().Before(k.until()) }
 // every is the time from one probe's send to the next's, 0 for none.
 func (k *keeper) every() time.Duration {
 	switch {
-	case k.need.Busy() || k.proven != nil:
+	case k.need.Plan() || k.proven != nil:
 		return k.timeout / 10
 	case k.s.opts.noIdleProbes:
 		return 0

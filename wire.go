@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -32,8 +33,17 @@ const (
 // is not read in full in time (see handshakeBound), and it shows the
 // packets written to sent. It copies nothing else: after that response it
 // only passes bytes on.
+//
+// It reads through a buffer: go-zookeeper reads each packet's length and
+// then its body, straight off the socket, two system calls a packet, where
+// one read of the buffer's size mostly takes both, and often the next
+// packet too (the replies of requests sent together, a watch's event with
+// the reply that follows it). A read returns what the buffer holds without
+// waiting for more, so nothing reaches go-zookeeper later than it would
+// have.
 type grantConn struct {
 	net.Conn
+	in      *bufio.Reader // over Conn
 	granted *atomic.Int64 // milliseconds; written once the response is complete
 	sent    *znode.Sent   // told of each packet written; nil: not told
 
@@ -44,6 +54,14 @@ type grantConn struct {
 
 	state atomic.Int32 // handshakeWaiting, handshakeAnswered or handshakeAbandoned
 	timer *time.Timer  // the watch; nil when not watched
+}
+
+// readBuffer is the size of a grantConn's read buffer: most packets, and
+// more than one of the small ones that a lock's requests bring back.
+const readBuffer = 4 << 10
+
+func newGrantConn(c net.Conn, granted *atomic.Int64, sent *znode.Sent) *grantConn {
+	return &grantConn{Conn: c, in: bufio.NewReaderSize(c, readBuffer), granted: granted, sent: sent}
 }
 
 // watch closes the connection, after calling abandon, if the connect
@@ -61,7 +79,7 @@ func (c *grantConn) watch(d time.Duration, abandon func()) {
 }
 
 func (c *grantConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
+	n, err := c.in.Read(p)
 	if n > 0 && !c.answered {
 		if c.have < len(c.head) {
 			copy(c.head[c.have:], p[:n])

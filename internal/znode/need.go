@@ -30,6 +30,7 @@ type Need struct {
 	moved   chan struct{} // closed and replaced when until moves; nil until someone waits
 	wake    chan struct{} // holds a token when an acquisition began on an idle session
 	wanted  chan struct{} // holds a token when a caller began to wait for a probe
+	hot     bool          // the keep-alive's next probe is on a busy session's cadence (Plan)
 }
 
 func newNeed() Need { return Need{wake: make(chan struct{}, 1), wanted: make(chan struct{}, 1)} }
@@ -76,7 +77,7 @@ func (n *Need) Engage(ctx context.Context, done <-chan struct{}) (end func(), ok
 		}
 	}
 	n.engaged++
-	if n.engaged+n.waiting == 1 {
+	if n.engaged+n.waiting == 1 && !n.hot {
 		select {
 		case n.wake <- struct{}{}:
 		default:
@@ -111,17 +112,24 @@ func (n *Need) Want() (end func()) {
 }
 
 // Wake receives a token when an acquisition began on a session on which
-// nothing else was under way.
+// nothing else was under way: at once if it waits for a proof, else only if
+// the keep-alive last planned its next probe for an idle session (Plan).
 func (n *Need) Wake() <-chan struct{} { return n.wake }
 
 // Wanted receives a token when a caller began to wait for a probe (Want).
 func (n *Need) Wanted() <-chan struct{} { return n.wanted }
 
-// Busy reports whether anything on the session needs its probes now.
-func (n *Need) Busy() bool {
+// Plan reports whether anything on the session needs its probes now, for
+// the keep-alive to plan its next probe on. An acquisition that begins on
+// the proof while that plan was a busy session's does not wake the
+// keep-alive: planned again, the next probe would be due when it is. So a
+// session that locks and releases over and over wakes it only when one of
+// its probes found it idle, not at each lock.
+func (n *Need) Plan() (busy bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.engaged+n.waiting > 0
+	n.hot = n.engaged+n.waiting > 0
+	return n.hot
 }
 
 // Move sets the loss deadline, and until when an acquisition may begin

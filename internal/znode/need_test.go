@@ -27,7 +27,7 @@ func TestNeedLapsesOnlyWhenEngaged(t *testing.T) {
 	default:
 		t.Fatal("the first engagement did not wake the keep-alive")
 	}
-	if !n.Busy() {
+	if !n.Plan() {
 		t.Fatal("engaged, not busy")
 	}
 	if n.Lapsed(now) {
@@ -37,7 +37,7 @@ func TestNeedLapsesOnlyWhenEngaged(t *testing.T) {
 		t.Fatal("engaged at the deadline: not lapsed")
 	}
 	end()
-	if n.Busy() || n.Lapsed(now.Add(2*time.Hour)) {
+	if n.Plan() || n.Lapsed(now.Add(2*time.Hour)) {
 		t.Fatal("nothing engaged: busy or lapsed")
 	}
 
@@ -56,7 +56,7 @@ func TestNeedLapsesOnlyWhenEngaged(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a wait for a proof did not wake the keep-alive")
 	}
-	if !n.Busy() {
+	if !n.Plan() {
 		t.Fatal("waiting for a proof, not busy")
 	}
 	select {
@@ -80,7 +80,7 @@ func TestNeedLapsesOnlyWhenEngaged(t *testing.T) {
 	if _, ok := n.Engage(context.Background(), done); ok {
 		t.Fatal("engaged on an ended session with no proof")
 	}
-	if n.Busy() {
+	if n.Plan() {
 		t.Fatal("busy after the waits gave up")
 	}
 }
@@ -95,11 +95,69 @@ func TestNeedWant(t *testing.T) {
 	default:
 		t.Fatal("Want did not wake the keep-alive")
 	}
-	if !n.Busy() {
+	if !n.Plan() {
 		t.Fatal("wanted, not busy")
 	}
 	end()
-	if n.Busy() {
+	if n.Plan() {
 		t.Fatal("busy after Want ended")
+	}
+}
+
+// TestNeedWakesOnlyAnIdlePlan: an acquisition on a proof wakes the
+// keep-alive only if its last plan was an idle session's; one that must
+// wait for a proof wakes it all the same.
+func TestNeedWakesOnlyAnIdlePlan(t *testing.T) {
+	n := newNeed()
+	done := make(chan struct{})
+	n.Move(time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+	woke := func() bool {
+		select {
+		case <-n.Wake():
+			return true
+		default:
+			return false
+		}
+	}
+	end, _ := n.Engage(context.Background(), done)
+	if !woke() {
+		t.Fatal("an acquisition on an idle plan did not wake the keep-alive")
+	}
+	if !n.Plan() {
+		t.Fatal("engaged, not busy")
+	}
+	end()
+	end, _ = n.Engage(context.Background(), done)
+	if woke() {
+		t.Fatal("an acquisition on a busy plan woke the keep-alive")
+	}
+	end()
+	if n.Plan() {
+		t.Fatal("nothing engaged, busy")
+	}
+	end, _ = n.Engage(context.Background(), done)
+	if !woke() {
+		t.Fatal("an acquisition after an idle plan did not wake the keep-alive")
+	}
+	n.Plan()
+	end()
+
+	n.Move(time.Now().Add(-time.Second), time.Time{})
+	got := make(chan bool, 1)
+	go func() {
+		end, ok := n.Engage(context.Background(), done)
+		if ok {
+			end()
+		}
+		got <- ok
+	}()
+	select {
+	case <-n.Wake():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a wait for a proof on a busy plan did not wake the keep-alive")
+	}
+	n.Move(time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+	if !<-got {
+		t.Fatal("engage after the proof: not ok")
 	}
 }
