@@ -104,8 +104,9 @@ func (s *Session) keepAlive(p proofs, proven chan struct{}) {
 				return
 			}
 		case <-k.need.Wake():
-			// An acquisition began on an idle session: probe now, or
-			// a tenth of the timeout after the last probe.
+			// An acquisition began on a session planned idle (or
+			// waits for a proof): probe now, or a tenth of the
+			// timeout after the last probe.
 			if probes == nil {
 				k.schedule(time.Time{})
 			}
@@ -132,9 +133,11 @@ func (s *Session) keepAlive(p proofs, proven chan struct{}) {
 			// opened.
 			k.regrant(s.timeout(), opened)
 			if probes == nil {
-				// The plan was made on the longer timeout's cadence:
-				// the next probe is due no later than a tenth of the
-				// new one from now (and no sooner: see Wanted).
+				// A reconnect, perhaps granted a shorter timeout, whose
+				// cadence the plan may not have been made on: the next
+				// probe is due no later than a tenth of the timeout
+				// from now, and no sooner unless it was due sooner
+				// already (see Wanted).
 				k.wanted()
 			}
 		case <-k.next.C:

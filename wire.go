@@ -31,13 +31,13 @@ const (
 // timeout the server granted off the connect response, which go-zookeeper
 // keeps to itself, and, when watched, closes the connection if that response
 // is not read in full in time (see handshakeBound), and it shows the
-// packets written to sent. It copies nothing else: after that response it
-// only passes bytes on.
+// packets written to sent. It changes nothing: after that response it
+// only passes bytes on, through its read buffer.
 //
 // It reads through a buffer: go-zookeeper reads each packet's length and
-// then its body, straight off the socket, two system calls a packet, where
-// one read of the buffer's size mostly takes both, and often the next
-// packet too (the replies of requests sent together, a watch's event with
+// then its body, straight off the connection, two reads a packet (two
+// system calls on a plain socket), where one read of the buffer's size
+// mostly takes both, and often the next packet too (the replies of requests sent together, a watch's event with
 // the reply that follows it). A read returns what the buffer holds without
 // waiting for more, so nothing reaches go-zookeeper later than it would
 // have.

@@ -28,7 +28,7 @@ type Need struct {
 	until   time.Time     // the loss deadline; zero while there is no proof
 	admit   time.Time     // until when an acquisition may begin on the proof (see Move)
 	moved   chan struct{} // closed and replaced when until moves; nil until someone waits
-	wake    chan struct{} // holds a token when an acquisition began on an idle session
+	wake    chan struct{} // holds a token when an acquisition began on an idle session, unless planned busy (Wake)
 	wanted  chan struct{} // holds a token when a caller began to wait for a probe
 	hot     bool          // the keep-alive's next probe is on a busy session's cadence (Plan)
 }
@@ -122,9 +122,12 @@ func (n *Need) Wanted() <-chan struct{} { return n.wanted }
 // Plan reports whether anything on the session needs its probes now, for
 // the keep-alive to plan its next probe on. An acquisition that begins on
 // the proof while that plan was a busy session's does not wake the
-// keep-alive: planned again, the next probe would be due when it is. So a
-// session that locks and releases over and over wakes it only when one of
-// its probes found it idle, not at each lock.
+// keep-alive: planned again, the next probe would be due when it is, or,
+// if a Retry's wait (Want) had put it off to a tenth of the timeout after
+// that wait began, sooner; it goes within that tenth all the same, before
+// the deadline (an acquisition is admitted only with a tenth to spare). So
+// a session that locks and releases over and over wakes it only when one
+// of its probes found it idle, not at each lock.
 func (n *Need) Plan() (busy bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
