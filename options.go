@@ -245,7 +245,10 @@ func WithConnectTimeout(d time.Duration) Option {
 // closed if ZooKeeper has not answered the connect request within that tenth
 // of the session timeout from the start of the dial (see Connect; before the
 // session exists, within a third of the connect timeout if that is longer).
-// Default: net.DialTimeout. NewSession ignores it.
+// The session reads the connection through a 4 KiB buffer, so its Read must
+// return what has arrived rather than wait to fill the slice it is given,
+// as io.Reader asks and net.Conn does. Default: net.DialTimeout.
+// NewSession ignores it.
 func WithDialer(d zk.Dialer) Option {
 	return func(o *options) { o.dialer = d }
 }
