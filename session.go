@@ -36,10 +36,11 @@ import (
 // conditions, server settings included.
 //
 // While nothing is held or waited for, nobody is owed that warning: the
-// Session probes less often (every 0.4 × the timeout, which keeps a proof
-// ready for the next acquisition; WithoutIdleProbes: not at all), and a
-// deadline that passes then ends nothing. The next acquisition waits for a
-// new proof before it begins.
+// Session probes less often (every 0.4 × the timeout, or a little longer
+// with a tickTime over about 0.6 × it, which keeps a proof ready for the
+// next acquisition; WithoutIdleProbes: not at all), and a deadline that
+// passes then ends nothing. The next acquisition waits for a new proof
+// before it begins.
 //
 // After a Session ends, a new one must be made; go-zookeeper's connection may
 // carry on with a new ZooKeeper session, but this Session never follows it.
