@@ -140,15 +140,23 @@ func TestWaitingCostsWhatTheLibrarysLockCosts(t *testing.T) {
 	defer holder.Close()
 	m, err := locks.NewMutex(holder, path)
 	require.NoError(t, err)
-	// contended runs wait while the holder holds the lock, once its node
-	// is in line lets go, and returns what went through a proxy of its own.
+	// contended runs wait while the holder holds the lock, once it waits
+	// in line (its node is there, and its watches of the node ahead and of
+	// its own, reads, are answered: before that, a release could let it
+	// hold at its listing) lets go, and returns what went through a proxy
+	// of its own.
 	contended := func(wait func(servers string) (done func() error)) (requests, writes int64) {
 		p := testenv.ProxyT(t)
 		written := p.Counter(func(op int32, _ string) bool { return writeOps[op] })
+		watched := p.Counter(func(op int32, _ string) bool { return op == opExists || op == opGetData })
 		held, err := m.Lock(ctx)
 		require.NoError(t, err)
 		done := wait(p.Addr())
 		waitNodes(t, admin, path, 2)
+		eventually(t, func() bool {
+			pending, _ := p.Pending()
+			return watched() >= 2 && pending == 0
+		})
 		require.NoError(t, held.Release(ctx))
 		require.NoError(t, done())
 		return p.Traffic().Requests, written()
@@ -190,6 +198,12 @@ func TestWaitingCostsWhatTheLibrarysLockCosts(t *testing.T) {
 	assert.Equal(t, libWrites, quietWrites, "zkrecipes lock -q: writes")
 	assert.Equal(t, libWrites, writes, "zkrecipes lock: writes")
 }
+
+// The opcodes of exists and getData, the reads that set a waiter's watches.
+const (
+	opExists  = 3
+	opGetData = 4
+)
 
 // writeOps are the opcodes of the requests that write: create, delete,
 // setData, multi, create2, createContainer, createTTL.
