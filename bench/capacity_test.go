@@ -134,9 +134,16 @@ func listedOp(watched bool) func(conn *zk.Conn, paths []string) (func(int) error
 	}
 }
 
-// warmEnsemble makes and deletes nodes on e from 8 connections for
-// warmUpTime, so that the first sub-benchmark does not pay for the
-// members' JVMs compiling ZooKeeper's request path.
+// capacityWarmUp is how long warmEnsemble exercises the ensemble.
+const capacityWarmUp = 15 * time.Second
+
+// warmEnsemble exercises e from capacityClients connections for
+// capacityWarmUp with every request the rows send (creates, listings with
+// and without a watch, reads with a watch, deletes, and the syncs of our
+// sessions' probes), so that no row, the first above all, pays for the
+// members' JVMs compiling ZooKeeper's request paths: with a warm-up of
+// creates and deletes only, the first row of a pass ran up to a fifth
+// slower than it did later in the same run.
 func warmEnsemble(b *testing.B, e *testenv.Ensemble) {
 	admin, err := plainConn(e.Servers())
 	if err != nil {
@@ -146,19 +153,26 @@ func warmEnsemble(b *testing.B, e *testenv.Ensemble) {
 	dir := zktest.TestRoot + "/capacity-warm-up-" + uuid()
 	ensurePersistent(b, admin, dir)
 	defer func() { _ = zktest.DeleteTree(admin, dir) }()
-	end := time.Now().Add(warmUpTime)
+	end := time.Now().Add(capacityWarmUp)
 	var wg sync.WaitGroup
-	for range 8 {
-		conn, err := plainConn(e.Servers())
+	for i := range capacityClients {
+		conn, err := plainConn(e.Servers()[i%len(e.Servers()) : i%len(e.Servers())+1])
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer conn.Close()
 		wg.Go(func() {
-			for time.Now().Before(end) {
+			for n := 0; time.Now().Before(end); n++ {
 				node, err := conn.Create(dir+"/n-", nil, zk.FlagEphemeralSequential, acl)
 				if err != nil {
 					return
+				}
+				_, _, _ = conn.Children(dir)
+				_, _, _, _ = conn.ChildrenW(dir)
+				_, _, _, _ = conn.GetW(node)
+				_, _, _, _ = conn.ExistsW(node)
+				if n%8 == 0 {
+					_, _ = conn.Sync(dir)
 				}
 				_ = conn.Delete(node, -1)
 			}
@@ -202,7 +216,8 @@ func newCapacityRun(b *testing.B, e *testenv.Ensemble) *capacityRun {
 	return r
 }
 
-// addrs returns the proxies' addresses, for the sessions to connect to.
+// addrs returns the proxies' addresses, for the Java peer's clients to
+// connect to.
 func (r *capacityRun) addrs() []string {
 	var out []string
 	for _, p := range r.proxies {
@@ -211,12 +226,31 @@ func (r *capacityRun) addrs() []string {
 	return out
 }
 
+// addrOf returns the address client i connects to: the clients are dealt
+// to the members in turn, so that every row puts as many sessions on the
+// leader as the others (a client given them all picks one at random, and
+// how many reach the leader, whose requests cost the ensemble least,
+// moved a row's server-us/op by a tenth from run to run).
+func (r *capacityRun) addrOf(i int) []string {
+	return []string{r.proxies[i%len(r.proxies)].Addr()}
+}
+
 func (r *capacityRun) traffic() testenv.Traffic {
 	var t testenv.Traffic
 	for _, p := range r.proxies {
 		t = t.Add(p.Traffic())
 	}
 	return t
+}
+
+// syncs returns how many syncs the proxies have passed on: our sessions'
+// probes.
+func (r *capacityRun) syncs() int64 {
+	var n int64
+	for _, p := range r.proxies {
+		n += p.Syncs()
+	}
+	return n
 }
 
 // cpu returns the CPU time the members' processes have used.
@@ -246,18 +280,18 @@ func (r *capacityRun) report(b *testing.B, rate float64, all int64, cpu time.Dur
 // connection per client.
 func capacity(b *testing.B, e *testenv.Ensemble, setup func(*zk.Conn, []string) (func(int) error, error)) {
 	r := newCapacityRun(b, e)
-	r.loop(b, func(paths []string) (func(int) error, error) {
-		return setup(dialPlain(b, r.addrs()), paths)
+	r.loop(b, func(i int, paths []string) (func(int) error, error) {
+		return setup(dialPlain(b, r.addrOf(i)), paths)
 	})
 }
 
 // capacityOf runs it with a recipes.Session per client.
 func capacityOf(b *testing.B, e *testenv.Ensemble, setup func(*recipes.Session, []string) (func(int) error, error)) {
 	r := newCapacityRun(b, e)
-	r.loop(b, func(paths []string) (func(int) error, error) {
+	r.loop(b, func(i int, paths []string) (func(int) error, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), connectWait)
 		defer cancel()
-		sess, err := recipes.Connect(ctx, r.addrs())
+		sess, err := recipes.Connect(ctx, r.addrOf(i))
 		if err != nil {
 			return nil, err
 		}
@@ -266,12 +300,12 @@ func capacityOf(b *testing.B, e *testenv.Ensemble, setup func(*recipes.Session, 
 	})
 }
 
-// loop connects the clients with connect, then runs them for countAfter
+// loop connects the clients with connect (given each client's number), then runs them for countAfter
 // and window, b.N times, and reports the means.
-func (r *capacityRun) loop(b *testing.B, connect func([]string) (func(int) error, error)) {
+func (r *capacityRun) loop(b *testing.B, connect func(int, []string) (func(int) error, error)) {
 	ops := make([]func(int) error, capacityClients)
 	for i := range ops {
-		op, err := connect(r.paths)
+		op, err := connect(i, r.paths)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -281,12 +315,13 @@ func (r *capacityRun) loop(b *testing.B, connect func([]string) (func(int) error
 	var all atomic.Int64
 	var cpu, client time.Duration
 	var traffic testenv.Traffic
+	var syncs int64
 	for range b.N {
 		var counted atomic.Int64
 		var failure atomic.Pointer[error]
 		start := time.Now().Add(countAfter)
 		end := start.Add(window)
-		cpu0, traffic0, client0 := r.cpu(b), r.traffic(), selfCPU(b)
+		cpu0, traffic0, client0, syncs0 := r.cpu(b), r.traffic(), selfCPU(b), r.syncs()
 		var wg sync.WaitGroup
 		for _, op := range ops {
 			wg.Go(func() {
@@ -309,11 +344,13 @@ func (r *capacityRun) loop(b *testing.B, connect func([]string) (func(int) error
 		cpu += r.cpu(b) - cpu0
 		client += selfCPU(b) - client0
 		traffic = traffic.Add(r.traffic().Sub(traffic0))
+		syncs += r.syncs() - syncs0
 		rate += float64(counted.Load()) / window.Seconds()
 	}
 	r.report(b, rate/float64(b.N), all.Load(), cpu, traffic)
 	if n := all.Load(); n > 0 {
 		b.ReportMetric(float64(client.Microseconds())/float64(n), "client-us/op")
+		b.ReportMetric(float64(syncs)/float64(n), "syncs/op")
 	}
 }
 

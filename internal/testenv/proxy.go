@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -256,7 +257,12 @@ func (p *Proxy) serve(client net.Conn) {
 // each after delay if it is positive. The first packet in each direction is
 // the connect request or response and has no header. A packet is read whole
 // before it is held or forwarded; the end of the stream is held like a
-// packet, and comes after the packets delayed before it.
+// packet, and comes after the packets delayed before it. Without a delay,
+// packets read together (the socket had them all) are written on together:
+// the proxy then costs a read and a write a burst, not two reads and a
+// write a packet, which the benchmarks, whose proxies share the machine
+// with the clients and the servers, counted against the side that sent
+// more packets.
 func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
 	var line *delayLine
 	var dropped *dropRule
@@ -273,22 +279,37 @@ func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
 	if up {
 		src, dst, dir = c.client, c.server, zkserver.Up
 	}
+	in := bufio.NewReaderSize(src, proxyBuffer)
+	out := &batch{dst: dst}
 	send := func(frame []byte, first bool) error {
 		if !up && !first {
 			// Before the client can read the reply, so that a request
 			// it sends in answer is not taken for one sent meanwhile.
 			p.answered(c, frame)
 		}
-		_, err := dst.Write(frame)
-		return err
+		out.add(frame)
+		if frameBuffered(in) {
+			return nil // it goes out with the next, as they came in
+		}
+		return out.flush()
 	}
 	if delay > 0 {
-		line = newDelayLine(delay, send)
+		line = newDelayLine(delay, func(frame []byte, first bool) error {
+			if !up && !first {
+				p.answered(c, frame)
+			}
+			_, err := dst.Write(frame)
+			return err
+		})
 		send = line.send
 	}
 	for first := true; ; first = false {
-		frame, err := readFrame(src)
+		frame, err := readFrame(in)
+		if p.gate.Held()&dir != 0 && out.flush() != nil {
+			return
+		}
 		if !p.waitOpen(c, dir) || err != nil {
+			_ = out.flush()
 			return
 		}
 		if !first {
@@ -298,6 +319,7 @@ func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
 			} else {
 				p.received(c, frame)
 				if dropped = c.takeDrop(frame); dropped != nil {
+					_ = out.flush()
 					return
 				}
 			}
@@ -322,37 +344,6 @@ func (p *Proxy) waitOpen(c *proxyConn, dir zkserver.Direction) bool {
 	return p.gate.Wait(dir, c.done)
 }
 
-// inspectRequest matches a client request against the armed DropReply rule
-// and, on a match, remembers its xid on c.
-func (p *Proxy) inspectRequest(c *proxyConn, frame []byte) {
-	p.mu.Lock()
-	r := p.rule
-	p.mu.Unlock()
-	if r == nil {
-		return
-	}
-	xid, op, path, ok := parseRequest(frame)
-	if !ok || !r.match(op, path) {
-		return
-	}
-	p.mu.Lock()
-	claimed := p.rule == r
-	if claimed {
-		p.rule = nil
-	}
-	p.mu.Unlock()
-	if claimed {
-		c.mu.Lock()
-		c.drops[xid] = r
-		c.mu.Unlock()
-	}
-}
-
-type dropRule struct {
-	match func(opcode int32, path string) bool
-	done  chan struct{}
-}
-
 // proxyConn is one proxied client connection.
 type proxyConn struct {
 	client, server net.Conn
@@ -371,17 +362,4 @@ func (c *proxyConn) close() {
 		c.client.Close()
 		c.server.Close()
 	})
-}
-
-// takeDrop returns the rule whose reply frame this is, if any.
-func (c *proxyConn) takeDrop(frame []byte) *dropRule {
-	xid, ok := parseReplyXid(frame)
-	if !ok {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.drops[xid]
-	delete(c.drops, xid)
-	return r
 }

@@ -82,7 +82,14 @@ type counter struct {
 
 // sent counts a request frame read from c's client.
 func (p *Proxy) sent(c *proxyConn, frame []byte) {
-	xid, op, path, ok := parseRequest(frame)
+	p.mu.Lock()
+	counters := p.counters
+	p.mu.Unlock()
+	var path string // only the counters look at it
+	xid, op, ok := parseHeader(frame)
+	if len(counters) > 0 {
+		xid, op, path, ok = parseRequest(frame)
+	}
 	if ok && op == OpSync {
 		p.syncs.Add(1)
 	}
@@ -99,9 +106,6 @@ func (p *Proxy) sent(c *proxyConn, frame []byte) {
 		p.unanswered.Add(1)
 	}
 	c.mu.Unlock()
-	p.mu.Lock()
-	counters := p.counters
-	p.mu.Unlock()
 	for _, k := range counters {
 		if k.match(op, path) {
 			k.n.Add(1)

@@ -1,9 +1,11 @@
 package testenv
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net"
 )
 
 // ZooKeeper request opcodes, for DropReply match functions.
@@ -45,6 +47,40 @@ const xidNotification int32 = -1
 // jute.maxbuffer is about 1MB; leave generous room).
 const maxFrame = 64 << 20
 
+// proxyBuffer is the size of the buffer each direction of a proxied
+// connection reads through: packets that came in together are read in one
+// system call, and written on in one (batch).
+const proxyBuffer = 64 << 10
+
+// frameBuffered reports whether r holds a whole packet that can be read
+// without waiting.
+func frameBuffered(r *bufio.Reader) bool {
+	if r.Buffered() < 4 {
+		return false
+	}
+	hdr, err := r.Peek(4)
+	return err == nil && 4+int64(binary.BigEndian.Uint32(hdr)) <= int64(r.Buffered())
+}
+
+// A batch gathers the packets read together from one side of a proxied
+// connection, so that they reach the other in one write, as they came.
+type batch struct {
+	dst net.Conn
+	buf []byte
+}
+
+func (b *batch) add(frame []byte) { b.buf = append(b.buf, frame...) }
+
+// flush writes what was gathered.
+func (b *batch) flush() error {
+	if len(b.buf) == 0 {
+		return nil
+	}
+	_, err := b.dst.Write(b.buf)
+	b.buf = b.buf[:0]
+	return err
+}
+
 // readFrame reads one length-prefixed packet and returns it including its
 // 4-byte length prefix.
 func readFrame(r io.Reader) ([]byte, error) {
@@ -81,13 +117,10 @@ func hasPath(op int32) bool {
 // connect request): xid, opcode and, where present, the path. For multi
 // requests the path is that of the first operation.
 func parseRequest(frame []byte) (xid, op int32, path string, ok bool) {
-	body := frame[4:]
-	if len(body) < 8 {
+	if xid, op, ok = parseHeader(frame); !ok {
 		return 0, 0, "", false
 	}
-	xid = int32(binary.BigEndian.Uint32(body[0:4]))
-	op = int32(binary.BigEndian.Uint32(body[4:8]))
-	rest := body[8:]
+	rest := frame[4+8:]
 	switch {
 	case hasPath(op):
 		path, _ = readString(rest)
@@ -101,6 +134,15 @@ func parseRequest(frame []byte) (xid, op int32, path string, ok bool) {
 		}
 	}
 	return xid, op, path, true
+}
+
+// parseHeader is parseRequest without the path, which costs a copy.
+func parseHeader(frame []byte) (xid, op int32, ok bool) {
+	body := frame[4:]
+	if len(body) < 8 {
+		return 0, 0, false
+	}
+	return int32(binary.BigEndian.Uint32(body[0:4])), int32(binary.BigEndian.Uint32(body[4:8])), true
 }
 
 // parseReplyXid returns the xid of a server reply frame (after the connect
