@@ -295,10 +295,10 @@ func (s *Session) unsolo() {
 // ErrConnectionClosed, and closes the connection. The request may or may
 // not have reached the server, as with any connection closed under a call.
 func writeFailed(err error) error {
-	var netErr net.Error
 	if err == nil || znode.Retryable(err) {
 		return err
 	}
+	var netErr net.Error // here, not above: it escapes, and the common nil error needs none
 	// net.Error covers syscall.Errno (EPIPE, ECONNRESET) and *net.OpError.
 	if errors.As(err, &netErr) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrShortWrite) || errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: %w", zk.ErrConnectionClosed, err)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -95,9 +96,14 @@ func (r *Recorder) Acquisition(ctx context.Context, recipe, path string, start t
 	case !ok:
 		result = Busy
 	}
-	attrs := metric.WithAttributes(attribute.String("recipe", recipe), attribute.String("result", result))
-	r.acquisitions.Add(ctx, 1, attrs)
-	r.wait.Record(ctx, d.Seconds(), attrs)
+	k := attributeKey{recipe, "result", result}
+	o, found := attributeSets.Load(k)
+	if !found {
+		o = storeAttributes(k)
+	}
+	attrs := o.(measurementOptions)
+	r.acquisitions.Add(ctx, 1, attrs.add...)
+	r.wait.Record(ctx, d.Seconds(), attrs.record...)
 	switch {
 	case result == Failed:
 		r.log.LogAttrs(ctx, slog.LevelWarn, "acquisition failed", slog.String("recipe", recipe), slog.String("path", path),
@@ -105,7 +111,7 @@ func (r *Recorder) Acquisition(ctx context.Context, recipe, path string, start t
 	case result == Acquired && d >= r.slow:
 		r.log.LogAttrs(ctx, slog.LevelInfo, "slow acquisition", slog.String("recipe", recipe), slog.String("path", path),
 			slog.Duration("waited", d))
-	default:
+	case r.log.Enabled(ctx, slog.LevelDebug):
 		r.log.LogAttrs(ctx, slog.LevelDebug, "acquisition", slog.String("recipe", recipe), slog.String("path", path),
 			slog.String("result", result), slog.Duration("waited", d))
 	}
@@ -118,12 +124,43 @@ func (r *Recorder) HoldEnded(recipe, path string, start time.Time, lost error, c
 	end := "released"
 	if lost != nil {
 		end = "lost"
-		r.losses.Add(ctx, 1, metric.WithAttributes(attribute.String("recipe", recipe), attribute.String("cause", cause)))
+		r.losses.Add(ctx, 1, storeAttributes(attributeKey{recipe, "cause", cause}).add...)
 		r.log.LogAttrs(ctx, slog.LevelWarn, "lock lost", slog.String("recipe", recipe), slog.String("path", path),
 			slog.String("cause", cause), slog.Any("error", lost))
 	}
-	r.hold.Record(ctx, time.Since(start).Seconds(),
-		metric.WithAttributes(attribute.String("recipe", recipe), attribute.String("end", end)))
+	k := attributeKey{recipe, "end", end}
+	o, found := attributeSets.Load(k)
+	if !found {
+		o = storeAttributes(k)
+	}
+	r.hold.Record(ctx, time.Since(start).Seconds(), o.(measurementOptions).record...)
+}
+
+// attributeSets holds the attribute options of the recorder's
+// measurements, made once each: recipe names and the values of result,
+// end and cause are the library's own few, and options built at each
+// measurement cost every acquisition and hold allocations.
+var attributeSets sync.Map // attributeKey -> measurementOptions
+
+type attributeKey struct{ recipe, key, value string }
+
+// measurementOptions is one attribute set as the options an Add and a
+// Record take, slices kept so that passing them allocates nothing.
+type measurementOptions struct {
+	add    []metric.AddOption
+	record []metric.RecordOption
+}
+
+// storeAttributes returns the options of k, made and stored in
+// attributeSets if they are not there yet. The recorder's hot paths look
+// them up themselves and call it only when they miss.
+func storeAttributes(k attributeKey) measurementOptions {
+	if o, ok := attributeSets.Load(k); ok {
+		return o.(measurementOptions)
+	}
+	set := metric.WithAttributeSet(attribute.NewSet(attribute.String("recipe", k.recipe), attribute.String(k.key, k.value)))
+	o, _ := attributeSets.LoadOrStore(k, measurementOptions{[]metric.AddOption{set}, []metric.RecordOption{set}})
+	return o.(measurementOptions)
 }
 
 // WaitsForOwnSession records that an acquisition of the lock at path waits
