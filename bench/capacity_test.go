@@ -34,14 +34,16 @@ const (
 // BenchmarkCapacity measures what one ensemble serves: 32 sessions, each
 // with a goroutine (a thread of the Java peer's, for Curator) that takes
 // and releases the lock of one of 100 paths at random, as fast as it can,
-// for a second's warm-up and then the window (3 s). Sessions reach the
-// members through a proxy per member, which counts their traffic. It
-// reports ops/s (lock and release pairs per second, over the window) and,
-// over the warm-up and the window, server-us/op (the CPU time of the three
-// members' processes per operation, in µs) and reqs/op, rtts/op and
-// watches/op (summed over the sessions), and for all but Curator
-// client-us/op, the CPU time of this process (the clients and the
-// proxies) per operation. "floor" is the ensemble's own rate of the same
+// for a second's warm-up and then the window (3 s), on an ensemble warmed
+// up beforehand (warmEnsemble). Session i reaches member i mod 3 (Curator's
+// clients pick one at random) through a proxy per member, which counts
+// the traffic. It reports ops/s (lock and release pairs per second, over
+// the window) and, over the warm-up and the window, server-us/op (the CPU
+// time of the three members' processes per operation, in µs) and reqs/op,
+// rtts/op and watches/op (summed over the sessions), and for all but
+// Curator client-us/op, the CPU time of this process (the clients and the
+// proxies) per operation, and syncs/op, our sessions' probes (0 for plain
+// connections). "floor" is the ensemble's own rate of the same
 // writes with nothing else: a create of an ephemeral
 // sequential node under the path and its delete; "listed" the same with a
 // listing of the path between them, the least a lock of sequential nodes
@@ -138,9 +140,10 @@ func listedOp(watched bool) func(conn *zk.Conn, paths []string) (func(int) error
 const capacityWarmUp = 15 * time.Second
 
 // warmEnsemble exercises e from capacityClients connections for
-// capacityWarmUp with every request the rows send (creates, listings with
-// and without a watch, reads with a watch, deletes, and the syncs of our
-// sessions' probes), so that no row, the first above all, pays for the
+// capacityWarmUp with the requests the rows send (creates, listings with
+// and without a watch, reads with a watch, deletes plain and in a multi,
+// as a release with a mark, and the syncs of our sessions' probes), so
+// that no row, the first above all, pays for the
 // members' JVMs compiling ZooKeeper's request paths: with a warm-up of
 // creates and deletes only, the first row of a pass ran up to a fifth
 // slower than it did later in the same run.
@@ -153,14 +156,18 @@ func warmEnsemble(b *testing.B, e *testenv.Ensemble) {
 	dir := zktest.TestRoot + "/capacity-warm-up-" + uuid()
 	ensurePersistent(b, admin, dir)
 	defer func() { _ = zktest.DeleteTree(admin, dir) }()
-	end := time.Now().Add(capacityWarmUp)
-	var wg sync.WaitGroup
-	for i := range capacityClients {
-		conn, err := plainConn(e.Servers()[i%len(e.Servers()) : i%len(e.Servers())+1])
+	conns := make([]*zk.Conn, capacityClients)
+	for i := range conns {
+		member := i % len(e.Servers())
+		conns[i], err = plainConn(e.Servers()[member : member+1])
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer conn.Close()
+		defer conns[i].Close()
+	}
+	end := time.Now().Add(capacityWarmUp)
+	var wg sync.WaitGroup
+	for _, conn := range conns {
 		wg.Go(func() {
 			for n := 0; time.Now().Before(end); n++ {
 				node, err := conn.Create(dir+"/n-", nil, zk.FlagEphemeralSequential, acl)
@@ -174,7 +181,11 @@ func warmEnsemble(b *testing.B, e *testenv.Ensemble) {
 				if n%8 == 0 {
 					_, _ = conn.Sync(dir)
 				}
-				_ = conn.Delete(node, -1)
+				if n%2 == 0 {
+					_ = conn.Delete(node, -1)
+				} else {
+					_, _ = conn.Multi(&zk.DeleteRequest{Path: node, Version: -1})
+				}
 			}
 		})
 	}

@@ -17,8 +17,9 @@ import (
 // Proxy is a fault-injecting TCP proxy on 127.0.0.1 in front of one
 // ZooKeeper server. Clients reach it with zk.WithDialer(p.Dialer) or by
 // dialing p.Addr(). It speaks only the ZooKeeper client protocol: traffic is
-// forwarded one length-prefixed packet at a time, so a stall holds whole
-// packets and never lets part of one through.
+// forwarded in whole length-prefixed packets (those that arrive together
+// go on together), so a stall holds whole packets and never lets part of
+// one through.
 //
 // "Up" is client to server, "down" server to client. Stall holds both
 // (a black hole); StallUp and StallDown hold one direction while the other
@@ -287,10 +288,15 @@ func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
 			// it sends in answer is not taken for one sent meanwhile.
 			p.answered(c, frame)
 		}
-		out.add(frame)
 		if frameBuffered(in) {
+			out.add(frame)
 			return nil // it goes out with the next, as they came in
 		}
+		if len(out.buf) == 0 {
+			_, err := dst.Write(frame) // alone: no copy
+			return err
+		}
+		out.add(frame)
 		return out.flush()
 	}
 	if delay > 0 {
@@ -303,12 +309,12 @@ func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
 		})
 		send = line.send
 	}
+	// What passed the gate goes out before the pump waits at it.
+	var flushErr error
+	flush := func() { flushErr = out.flush() }
 	for first := true; ; first = false {
 		frame, err := readFrame(in)
-		if p.gate.Held()&dir != 0 && out.flush() != nil {
-			return
-		}
-		if !p.waitOpen(c, dir) || err != nil {
+		if !p.waitOpen(c, dir, flush) || err != nil || flushErr != nil {
 			_ = out.flush()
 			return
 		}
@@ -330,18 +336,18 @@ func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
 	}
 }
 
-// waitOpen blocks while dir is held. It returns false if c was closed
-// meanwhile.
-func (p *Proxy) waitOpen(c *proxyConn, dir zkserver.Direction) bool {
-	if p.gate.Held()&dir != 0 {
+// waitOpen blocks while dir is held, calling before, then the onHold hook,
+// if it is about to. It returns false if c was closed meanwhile.
+func (p *Proxy) waitOpen(c *proxyConn, dir zkserver.Direction, before func()) bool {
+	return p.gate.WaitAfter(dir, c.done, func() {
+		before()
 		p.mu.Lock()
 		hook := p.onHold
 		p.mu.Unlock()
 		if hook != nil {
 			hook()
 		}
-	}
-	return p.gate.Wait(dir, c.done)
+	})
 }
 
 // proxyConn is one proxied client connection.

@@ -71,13 +71,17 @@ type batch struct {
 
 func (b *batch) add(frame []byte) { b.buf = append(b.buf, frame...) }
 
-// flush writes what was gathered.
+// flush writes what was gathered. A buffer grown past proxyBuffer by a
+// large packet is let go, not kept for the connection's life.
 func (b *batch) flush() error {
 	if len(b.buf) == 0 {
 		return nil
 	}
 	_, err := b.dst.Write(b.buf)
 	b.buf = b.buf[:0]
+	if cap(b.buf) > proxyBuffer {
+		b.buf = nil
+	}
 	return err
 }
 

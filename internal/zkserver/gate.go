@@ -71,6 +71,14 @@ func (g *Gate) Held() Direction {
 // Wait blocks while any direction in d is held. It returns true once none
 // is, and false if done is closed first.
 func (g *Gate) Wait(d Direction, done <-chan struct{}) bool {
+	return g.WaitAfter(d, done, nil)
+}
+
+// WaitAfter is Wait that calls blocking, if not nil, once, when it finds a
+// direction in d held and before it blocks: a proxy writes there what it
+// let through before, so that nothing that passed the gate is kept back by
+// a hold that began after it passed.
+func (g *Gate) WaitAfter(d Direction, done <-chan struct{}, blocking func()) bool {
 	for {
 		g.mu.Lock()
 		if g.held&d == 0 {
@@ -82,6 +90,10 @@ func (g *Gate) Wait(d Direction, done <-chan struct{}) bool {
 		}
 		changed := g.changed
 		g.mu.Unlock()
+		if blocking != nil {
+			blocking()
+			blocking = nil
+		}
 		select {
 		case <-changed:
 		case <-done:

@@ -40,3 +40,27 @@ func TestGateWaitEndsWithDone(t *testing.T) {
 		t.Fatal("Wait(Up) returned true while Up is held")
 	}
 }
+
+// TestGateWaitAfterCallsBlockingOnceBeforeBlocking: WaitAfter calls
+// blocking only when it is about to block, and once however often it is
+// woken while the direction stays held.
+func TestGateWaitAfterCallsBlockingOnceBeforeBlocking(t *testing.T) {
+	var g Gate
+	calls := 0
+	if !g.WaitAfter(Up, nil, func() { calls++ }) || calls != 0 {
+		t.Fatalf("an open gate: blocking called %d times", calls)
+	}
+	g.Hold(Up)
+	blocked := make(chan struct{})
+	waited := make(chan bool)
+	go func() {
+		waited <- g.WaitAfter(Up, nil, func() { calls++; close(blocked) })
+	}()
+	<-blocked
+	g.Restore()
+	g.Hold(Up) // a waiter woken by the Restore may find it held again
+	g.Restore()
+	if !<-waited || calls != 1 {
+		t.Fatalf("blocking called %d times, want 1", calls)
+	}
+}
