@@ -184,7 +184,9 @@ func warmEnsemble(b *testing.B, e *testenv.Ensemble) {
 				if n%2 == 0 {
 					_ = conn.Delete(node, -1)
 				} else {
-					_, _ = conn.Multi(&zk.DeleteRequest{Path: node, Version: -1})
+					mark := node + ".released"
+					_, _ = conn.Multi(&zk.CreateRequest{Path: mark, Acl: acl, Flags: zk.FlagEphemeral},
+						&zk.DeleteRequest{Path: mark, Version: -1}, &zk.DeleteRequest{Path: node, Version: -1})
 				}
 			}
 		})

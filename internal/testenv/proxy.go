@@ -17,9 +17,9 @@ import (
 // Proxy is a fault-injecting TCP proxy on 127.0.0.1 in front of one
 // ZooKeeper server. Clients reach it with zk.WithDialer(p.Dialer) or by
 // dialing p.Addr(). It speaks only the ZooKeeper client protocol: traffic is
-// forwarded in whole length-prefixed packets (those that arrive together
-// go on together), so a stall holds whole packets and never lets part of
-// one through.
+// forwarded in whole length-prefixed packets (without a delay, those that
+// arrive together go on together, unless a stall falls between them), so
+// a stall holds whole packets and never lets part of one through.
 //
 // "Up" is client to server, "down" server to client. Stall holds both
 // (a black hole); StallUp and StallDown hold one direction while the other

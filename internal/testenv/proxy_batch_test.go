@@ -84,12 +84,14 @@ func TestProxyWritesPacketsThatCameTogetherAtOnce(t *testing.T) {
 func TestProxyStallHoldsWhatCameWithAHeldPacket(t *testing.T) {
 	client, server, p := pumpUp(t)
 	held := make(chan struct{}, 1)
+	p.mu.Lock()
 	p.onHold = func() {
 		select {
 		case held <- struct{}{}:
 		default:
 		}
 	}
+	p.mu.Unlock()
 	// The stall begins as the first packet of the burst is counted:
 	// after it passed the gate, before it is written.
 	p.Counter(func(op int32, _ string) bool {

@@ -42,8 +42,9 @@ func TestGateWaitEndsWithDone(t *testing.T) {
 }
 
 // TestGateWaitAfterCallsBlockingOnceBeforeBlocking: WaitAfter calls
-// blocking only when it is about to block, and once however often it is
-// woken while the direction stays held.
+// blocking only when it is about to block, outside the gate's lock (it may
+// use the gate), and once however often it is woken while the direction
+// stays held.
 func TestGateWaitAfterCallsBlockingOnceBeforeBlocking(t *testing.T) {
 	var g Gate
 	calls := 0
@@ -54,7 +55,13 @@ func TestGateWaitAfterCallsBlockingOnceBeforeBlocking(t *testing.T) {
 	blocked := make(chan struct{})
 	waited := make(chan bool)
 	go func() {
-		waited <- g.WaitAfter(Up, nil, func() { calls++; close(blocked) })
+		waited <- g.WaitAfter(Up, nil, func() {
+			calls++
+			if g.Held()&Up == 0 {
+				t.Error("blocking called while Up is not held")
+			}
+			close(blocked)
+		})
 	}()
 	<-blocked
 	g.Restore()
