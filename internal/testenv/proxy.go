@@ -282,12 +282,15 @@ func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
 	}
 	in := bufio.NewReaderSize(src, proxyBuffer)
 	out := &batch{dst: dst}
-	send := func(frame []byte, first bool) error {
+	// A reply is marked answered before the client can read it, so that a
+	// request it sends in answer is not taken for one sent meanwhile.
+	answer := func(frame []byte, first bool) {
 		if !up && !first {
-			// Before the client can read the reply, so that a request
-			// it sends in answer is not taken for one sent meanwhile.
 			p.answered(c, frame)
 		}
+	}
+	send := func(frame []byte, first bool) error {
+		answer(frame, first)
 		if frameBuffered(in) {
 			out.add(frame)
 			return nil // it goes out with the next, as they came in
@@ -301,9 +304,7 @@ func (p *Proxy) pump(c *proxyConn, up bool, delay time.Duration) {
 	}
 	if delay > 0 {
 		line = newDelayLine(delay, func(frame []byte, first bool) error {
-			if !up && !first {
-				p.answered(c, frame)
-			}
+			answer(frame, first)
 			_, err := dst.Write(frame)
 			return err
 		})
