@@ -83,15 +83,7 @@ func TestProxyWritesPacketsThatCameTogetherAtOnce(t *testing.T) {
 // until Restore.
 func TestProxyStallHoldsWhatCameWithAHeldPacket(t *testing.T) {
 	client, server, p := pumpUp(t)
-	held := make(chan struct{}, 1)
-	p.mu.Lock()
-	p.onHold = func() {
-		select {
-		case held <- struct{}{}:
-		default:
-		}
-	}
-	p.mu.Unlock()
+	held := holdSignal(t, p)
 	// The stall begins as the first packet of the burst is counted:
 	// after it passed the gate, before it is written.
 	p.Counter(func(op int32, _ string) bool {
@@ -112,11 +104,7 @@ func TestProxyStallHoldsWhatCameWithAHeldPacket(t *testing.T) {
 	}
 	// A write to a pipe returns only once it is read, and the pump holds
 	// only after writing what passed: it holds the second packet now.
-	select {
-	case <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the proxy never held the second packet")
-	}
+	waitOrFatal(t, held, "the proxy to hold the second packet")
 	if got := p.Traffic().Requests; got != 1 {
 		t.Fatalf("%d requests counted as forwarded, want 1: the second is held", got)
 	}
