@@ -96,9 +96,14 @@ func (k *keeper) publish() {
 // admitUntil is until when an acquisition may begin on the proof that
 // lasts until until: it makes the session probe every tenth of the timeout
 // from the last probe, and the first of those probes sent a gap after the
-// last answer (two probes a gap apart, if none was answered since the
-// proof) must prove the session again before until, with a tenth of the
-// timeout to spare. Zero: not at all.
+// oldest answer since the proof (two probes a gap apart, if none was
+// answered since the proof) must prove the session again before until,
+// with a tenth of the timeout to spare. That probe moves the proof to the
+// oldest answered probe's send, and schedule sends it no later than that
+// allows. Answers newer than the oldest do not hold the acquisition back:
+// the probe an acquisition makes an idle session send is one, and counting
+// from it would refuse the acquisitions after the first, on a proof the
+// idle probes keep ready, until a probe moves the proof.
 //
 // A gap so long that even a busy session's probes cannot renew a proof with
 // that to spare (a tickTime over about two thirds of the timeout, or a
@@ -111,10 +116,9 @@ func (k *keeper) admitUntil(until time.Time) time.Time {
 	}
 	need := spare
 	send := k.lastSent.Add(k.timeout / 10)
-	n := len(k.p.unused)
-	if n == 0 {
+	if len(k.p.unused) == 0 {
 		need += k.p.gap
-	} else if t := k.p.unused[n-1].answered.Add(k.p.gap); t.After(send) {
+	} else if t := k.p.unused[0].answered.Add(k.p.gap); t.After(send) {
 		send = t
 	}
 	if !send.Add(need).Before(until) {

@@ -1,8 +1,12 @@
 package recipes
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/zkrecipes/recipes/internal/znode"
+	"github.com/zkrecipes/recipes/zktest"
 )
 
 // TestAdmitUntil: an acquisition begins on a proof only if the probes of a
@@ -21,6 +25,14 @@ func TestAdmitUntil(t *testing.T) {
 	}{
 		// Idle probes every 4 s: b (at 4) answered proves a (at 0).
 		{"idle, just after an answer", 0, []float64{4}, 4, 8},
+		// An acquisition at 5 made the session probe at once: that
+		// answer does not hold the next acquisition back, since the
+		// probe at 7 proves b, renewing the deadline (9) in time.
+		{"idle, an acquisition's probe answered", 0, []float64{4, 5}, 5, 8},
+		// At 6.5 the cadence's next probe (7.5) proves b all the same.
+		{"idle, an acquisition's probe answered later", 0, []float64{4, 6.5}, 6.5, 8},
+		// At 7.2 the next probe (8.2) renews with less than 1 s to spare.
+		{"idle, an acquisition's probe answered too late", 0, []float64{4, 7.2}, 7.2, -1},
 		// Busy probes every 1 s stopped at L = 10: proof 6, deadline 15.
 		{"after a hold, soon", 6, []float64{7, 8, 9, 10}, 10, 14},
 		// The reviewer's case: at L + 6 s a probe revived proof L,
@@ -66,5 +78,64 @@ func TestIdleEvery(t *testing.T) {
 	}
 	if got := idleEvery(10*time.Second, 4800*time.Millisecond); got != 5300*time.Millisecond {
 		t.Fatalf("idleEvery(10s, gap 4.8s) = %v, want 5.3s", got)
+	}
+}
+
+// TestAcquisitionsAfterIdlenessBeginAtOnce: on a session whose idle probes
+// keep a proof ready, the probe that an acquisition makes it send does not
+// keep the acquisitions after it waiting for a proof. The session's
+// acquisitions are what Need.Engage admits; one on a context already done
+// begins only if it is admitted at once.
+func TestAcquisitionsAfterIdlenessBeginAtOnce(t *testing.T) {
+	t.Parallel()
+	const timeout = 4 * time.Second // probes every 1.6 s while idle, 0.4 s while busy; gap 1.2 s
+	s, err := Connect(context.Background(), zktest.Servers(t), WithSessionTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	need := znode.Of(s).Need()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	admitted := func() bool {
+		end, ok := need.Engage(done, s.Done())
+		if ok {
+			end()
+		}
+		return ok
+	}
+	// The first proof came at the connect's probe c, the next idle probe
+	// goes at c + 0.4 T and proves c, to last until c + 0.9 T. An
+	// acquisition between c + 0.5 T and c + 0.8 T made the session probe at
+	// once, and that answer closed the admission (it counted from the
+	// newest answer) until a probe a gap after c + 0.4 T moved the proof.
+	// Idleness is what this test is about: there is no state to wait for
+	// but the time that passes.
+	time.Sleep(timeout * 65 / 100)
+	start := time.Now()
+	end, ok := need.Engage(context.Background(), s.Done())
+	if !ok {
+		t.Fatal("the first acquisition after idleness did not begin")
+	}
+	defer end()
+	// Its probe's answer, and a moment for the keep-alive to take it.
+	for {
+		s.mu.Lock()
+		answered, probed := s.answered, s.probed
+		s.mu.Unlock()
+		if !answered.Before(start) {
+			break
+		}
+		select {
+		case <-probed:
+		case <-time.After(timeout):
+			t.Fatal("no probe answered after the acquisition began")
+		}
+	}
+	for i := range 20 {
+		if !admitted() {
+			t.Fatalf("acquisition %d after the first's probe was answered waits for a proof", i+2)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

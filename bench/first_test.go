@@ -34,7 +34,11 @@ const (
 //     it probes as a busy one) takes a lock too: busy-median-ns is the
 //     median of those, and x-busy median-ns ÷ busy-median-ns. The two are
 //     timed alike, one lock on a machine that was idle before it, which
-//     back-to-back locks (busy) are not;
+//     back-to-back locks (busy) are not. Then each idle session locks
+//     again at once: again-median-ns and again-max-ns time those Locks,
+//     which must not wait for a proof either (the probe the first made
+//     the session send once kept them waiting, up to a fifth of the
+//     timeout);
 //   - after-idle-no-idle-probes: the same with WithoutIdleProbes, whose
 //     first Lock waits for a new proof of life.
 //
@@ -109,6 +113,7 @@ func benchAfterIdle(b *testing.B, opts ...recipes.Option) {
 	busyLock() // as its first, untimed
 	b.ResetTimer()
 	took := make([]time.Duration, 0, len(idlers))
+	again := make([]time.Duration, 0, len(idlers))
 	beside := make([]time.Duration, 0, len(idlers))
 	for i, it := range idlers {
 		time.Sleep(time.Until(it.at)) // idleness is what is measured
@@ -119,9 +124,12 @@ func benchAfterIdle(b *testing.B, opts ...recipes.Option) {
 			took = append(took, it.lock())
 			beside = append(beside, busyLock())
 		}
+		again = append(again, it.lock())
 	}
 	b.ReportMetric(float64(median(took)), "median-ns")
 	b.ReportMetric(float64(slices.Max(took)), "max-ns")
+	b.ReportMetric(float64(median(again)), "again-median-ns")
+	b.ReportMetric(float64(slices.Max(again)), "again-max-ns")
 	b.ReportMetric(float64(median(beside)), "busy-median-ns")
 	b.ReportMetric(float64(median(took))/float64(median(beside)), "x-busy")
 }
