@@ -98,12 +98,14 @@ func (k *keeper) publish() {
 // from the last probe, and the first of those probes sent a gap after the
 // oldest answer since the proof (two probes a gap apart, if none was
 // answered since the proof) must prove the session again before until,
-// with a tenth of the timeout to spare. That probe moves the proof to the
-// oldest answered probe's send, and schedule sends it no later than that
-// allows. Answers newer than the oldest do not hold the acquisition back:
-// the probe an acquisition makes an idle session send is one, and counting
-// from it would refuse the acquisitions after the first, on a proof the
-// idle probes keep ready, until a probe moves the proof.
+// with a tenth of the timeout to spare. That probe moves the proof at least
+// to the oldest answered probe's send, and schedule sends it no later than
+// that allows (unless a Retry's wait or a reconnect put the next probe a
+// tenth of the timeout off: wanted). Answers newer than the oldest do not
+// hold the acquisition back: the probe an acquisition makes an idle
+// session send is one, and counting from it refused the acquisitions after
+// the first, on a proof the idle probes keep ready, until a probe moved
+// the proof.
 //
 // A gap so long that even a busy session's probes cannot renew a proof with
 // that to spare (a tickTime over about two thirds of the timeout, or a

@@ -26,13 +26,15 @@ func TestAdmitUntil(t *testing.T) {
 		// Idle probes every 4 s: b (at 4) answered proves a (at 0).
 		{"idle, just after an answer", 0, []float64{4}, 4, 8},
 		// An acquisition at 5 made the session probe at once: that
-		// answer does not hold the next acquisition back, since the
-		// probe at 7 proves b, renewing the deadline (9) in time.
+		// answer does not hold the next acquisition back, since a probe
+		// a gap after b's answer (7.001) proves b, renewing the deadline
+		// (9) in time.
 		{"idle, an acquisition's probe answered", 0, []float64{4, 5}, 5, 8},
 		// At 6.5 the cadence's next probe (7.5) proves b all the same.
 		{"idle, an acquisition's probe answered later", 0, []float64{4, 6.5}, 6.5, 8},
-		// At 7.2 the next probe (8.2) renews with less than 1 s to spare.
-		{"idle, an acquisition's probe answered too late", 0, []float64{4, 7.2}, 7.2, -1},
+		// A probe at 7.0005 came too soon to prove b, and the next
+		// (8.0005) renews with less than 1 s to spare.
+		{"idle, an acquisition's probe answered too late", 0, []float64{4, 7.0005}, 7.0005, -1},
 		// Busy probes every 1 s stopped at L = 10: proof 6, deadline 15.
 		{"after a hold, soon", 6, []float64{7, 8, 9, 10}, 10, 14},
 		// The reviewer's case: at L + 6 s a probe revived proof L,
@@ -104,21 +106,24 @@ func TestAcquisitionsAfterIdlenessBeginAtOnce(t *testing.T) {
 		}
 		return ok
 	}
-	// The first proof came at the connect's probe c, the next idle probe
-	// goes at c + 0.4 T and proves c, to last until c + 0.9 T. An
-	// acquisition between c + 0.5 T and c + 0.8 T made the session probe at
-	// once, and that answer closed the admission (it counted from the
-	// newest answer) until a probe a gap after c + 0.4 T moved the proof.
+	// The session probes at the connect (c), and then while idle at
+	// c + 0.4 T (b), whose answer proves c, to last until c + 0.9 T. An
+	// acquisition between b and c + 0.7 T (a gap after b) made the session
+	// probe (at once, or a tenth of the timeout after b), and that answer
+	// closed the admission (it counted from the newest answer) until a
+	// probe a gap after b moved the proof. 0.55 T is in the middle of that.
 	// Idleness is what this test is about: there is no state to wait for
 	// but the time that passes.
-	time.Sleep(timeout * 65 / 100)
+	time.Sleep(timeout * 55 / 100)
 	start := time.Now()
 	end, ok := need.Engage(context.Background(), s.Done())
 	if !ok {
 		t.Fatal("the first acquisition after idleness did not begin")
 	}
 	defer end()
-	// Its probe's answer, and a moment for the keep-alive to take it.
+	// Its probe's answer. The keep-alive notes the answer before it
+	// moves the admission, so the acquisitions after it are tried for a
+	// while (T/20, within the admission the fix keeps open).
 	for {
 		s.mu.Lock()
 		answered, probed := s.answered, s.probed
@@ -132,10 +137,10 @@ func TestAcquisitionsAfterIdlenessBeginAtOnce(t *testing.T) {
 			t.Fatal("no probe answered after the acquisition began")
 		}
 	}
-	for i := range 20 {
+	for i := range 40 {
 		if !admitted() {
 			t.Fatalf("acquisition %d after the first's probe was answered waits for a proof", i+2)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(timeout / 20 / 40)
 	}
 }

@@ -18,7 +18,8 @@ const (
 	firstSessions = 20
 	firstIdle     = 60 * time.Second
 	firstIdleEnv  = "ZKBENCH_FIRST_IDLE"
-	firstTimeout  = 10 * time.Second // the session timeout, the default
+	firstTimeout  = 10 * time.Second                      // the session timeout, the default
+	firstPhase    = firstTimeout * 4 / 10 / firstSessions // the idle cycle over the sessions
 )
 
 // BenchmarkFirstAcquire times an uncontended Mutex.Lock (not its Release),
@@ -27,9 +28,11 @@ const (
 //
 //   - busy: one session that locks and releases again and again;
 //   - after-idle: 20 sessions, each its first Lock after idling for 60 s
-//     (ZKBENCH_FIRST_IDLE), one after the other. They connect 0.2 s apart,
-//     so that their Locks fall at different points of the idle probes'
-//     cycle (every 0.4 × the timeout). Beside each, just before or just
+//     (ZKBENCH_FIRST_IDLE), one after the other. Session i idles i × 0.2 s
+//     longer, so that their Locks fall at 20 points of the idle probes'
+//     cycle (every 0.4 × the timeout, from each session's own start: a
+//     stagger of their connects alone would shift the cycle with them).
+//     Beside each, just before or just
 //     after it in turn, a session that holds another lock all along (so
 //     it probes as a busy one) takes a lock too: busy-median-ns is the
 //     median of those, and x-busy median-ns ÷ busy-median-ns. The two are
@@ -38,7 +41,7 @@ const (
 //     again at once: again-median-ns and again-max-ns time those Locks,
 //     which must not wait for a proof either (the probe the first made
 //     the session send once kept them waiting, up to a fifth of the
-//     timeout);
+//     timeout, in three quarters of the cycle);
 //   - after-idle-no-idle-probes: the same with WithoutIdleProbes, whose
 //     first Lock waits for a new proof of life.
 //
@@ -95,8 +98,7 @@ func benchAfterIdle(b *testing.B, opts ...recipes.Option) {
 		m := newMutex(b, sess, path)
 		lock := func() time.Duration { return timedLock(b, m) }
 		lock() // as its first, untimed
-		idlers[i] = idler{lock, time.Now().Add(idle)}
-		time.Sleep(200 * time.Millisecond) // spreads the sessions over the idle probes' cycle
+		idlers[i] = idler{lock, time.Now().Add(idle + time.Duration(i)*firstPhase)}
 	}
 	// The busy session's lock, taken beside each idle one's, on a session
 	// that holds another lock all along.
