@@ -41,7 +41,7 @@ const (
 //     again at once: again-median-ns and again-max-ns time those Locks,
 //     which must not wait for a proof either (the probe the first made
 //     the session send once kept them waiting, up to a fifth of the
-//     timeout, in three quarters of the cycle);
+//     timeout);
 //   - after-idle-no-idle-probes: the same with WithoutIdleProbes, whose
 //     first Lock waits for a new proof of life.
 //
