@@ -104,11 +104,11 @@ func (s *Session) keepAlive(p proofs, proven chan struct{}) {
 				return
 			}
 		case <-k.need.Wake():
-			// An acquisition began on a session planned idle (or
-			// waits for a proof): probe now, or a tenth of the
-			// timeout after the last probe.
+			// An acquisition began on a session planned idle, or
+			// waits for a proof: probe on a busy session's cadence
+			// (woken).
 			if probes == nil {
-				k.schedule(time.Time{})
+				k.woken()
 			}
 		case <-k.need.Wanted():
 			// A call waits for a probe, likely just after a reconnect,
@@ -120,17 +120,19 @@ func (s *Session) keepAlive(p proofs, proven chan struct{}) {
 				k.wanted()
 			}
 		case opened := <-s.regranted:
-			// A reconnect may be granted a shorter timeout (a server
-			// with a lower maxSessionTimeout): the leader then expires
-			// the session that much sooner after its last touch, which
-			// may be the reconnect's own, and sooner than the deadline
-			// that an earlier proof and the longer timeout gave. For
-			// proofs made before the reconnect, whose touches ran on a
-			// longer one, that is only earlier than it need be. The
-			// reconnect is a proof itself: the leader touched the
-			// session (ZooKeeper revalidates a session that a follower
-			// takes over with the leader) after its connection was
-			// opened.
+			// A reconnect is a proof itself: the leader touched the
+			// session (ZooKeeper revalidates a session that a
+			// connection takes over, on a follower with the leader)
+			// after its connection was opened, so a hold whose
+			// reconnect took most of what its deadline left is not
+			// lost for want of a probe's answer. It may be granted a
+			// shorter timeout (a server with a lower
+			// maxSessionTimeout): the leader then expires the session
+			// that much sooner after its last touch, which may be the
+			// reconnect's own, and sooner than the deadline that an
+			// earlier proof and the longer timeout gave. For proofs
+			// made before the reconnect, whose touches ran on a
+			// longer one, that is only earlier than it need be.
 			k.regrant(s.timeout(), opened)
 			if probes == nil {
 				// A reconnect, perhaps granted a shorter timeout, whose

@@ -18,15 +18,18 @@ import (
 // with a tenth of the timeout to spare (admitUntil); else it waits for a
 // proof that can.
 
-// idleEvery is how often an idle session probes: 0.4 × the timeout, or a
+// idleEvery is how often an idle session probes: 3/8 of the timeout, or a
 // twentieth of it more than the gap if that is longer. With the default
 // tickTime bound the gap is 0.3 × the timeout, so each idle probe comes
 // more than a gap after the one before was answered and each answer proves
-// the probe before it: the proof is between 0.4 and 0.8 × the timeout old
-// (plus a round trip), short of the 0.9 that the deadline allows. That is
-// 2.5 syncs per timeout, beside go-zookeeper's own 3 pings.
+// the probe before it: the proof is between 3/8 and 3/4 of the timeout old
+// (plus a round trip), and each probe goes a 25th of the timeout before
+// the admission on the proof closes (at 0.79: see admitUntil), so
+// that its answer renews the admission before an acquisition has to wait
+// for one (schedule keeps to that after an acquisition's probe, too).
+// That is 2.7 syncs per timeout, beside go-zookeeper's own 3 pings.
 func idleEvery(timeout, gap time.Duration) time.Duration {
-	return max(timeout*4/10, gap+timeout/20)
+	return max(timeout*3/8, gap+timeout/20)
 }
 
 // A keeper is the keep-alive's state.
@@ -105,7 +108,8 @@ func (k *keeper) publish() {
 // hold the acquisition back: the probe an acquisition makes an idle
 // session send is one, and counting from it refused the acquisitions after
 // the first, on a proof the idle probes keep ready, until a probe moved
-// the proof.
+// the proof. The admission closes wakeDelay sooner still: that probe waits
+// that long after the acquisition began (woken).
 //
 // A gap so long that even a busy session's probes cannot renew a proof with
 // that to spare (a tickTime over about two thirds of the timeout, or a
@@ -114,7 +118,7 @@ func (k *keeper) publish() {
 func (k *keeper) admitUntil(until time.Time) time.Time {
 	spare := k.timeout / 10
 	if 2*k.p.gap+spare >= k.timeout-k.timeout/10 {
-		return until.Add(-spare)
+		return until.Add(-spare - wakeDelay(k.timeout))
 	}
 	need := spare
 	send := k.lastSent.Add(k.timeout / 10)
@@ -126,13 +130,37 @@ func (k *keeper) admitUntil(until time.Time) time.Time {
 	if !send.Add(need).Before(until) {
 		return time.Time{}
 	}
-	return until.Add(-need)
+	return until.Add(-need - wakeDelay(k.timeout))
+}
+
+// wakeDelay is how long after an acquisition that begins on the proof of an
+// idle session the session's first busy probe waits at the least (woken):
+// sent at once, it contends with the acquisition's own first round trip
+// (the client's and the server's CPU, a standalone server's request
+// queue), which took about a tenth longer for it in BenchmarkFirstAcquire.
+// admitUntil closes the admission that much sooner, so that the probe still
+// goes a tenth of the timeout before the deadline.
+func wakeDelay(timeout time.Duration) time.Duration { return timeout / 100 }
+
+// woken takes an acquisition's wake (Need.Wake): the next probe goes on a
+// busy session's cadence, a tenth of the timeout after the last (at once,
+// if that has passed), and no sooner than wakeDelay from now if the
+// acquisition began on the proof; one that waits for a proof has it sent at
+// once.
+func (k *keeper) woken() {
+	var floor time.Time
+	if now := time.Now(); now.Before(k.admitUntil(k.until())) {
+		floor = now.Add(wakeDelay(k.timeout))
+	}
+	k.schedule(floor)
 }
 
 // schedule sets the next probe's timer, no sooner than floor: every from
 // the last probe; while busy, and if that probe would come too close to the
 // deadline to renew it with a tenth of the timeout to spare, as soon as a
-// probe moves the proof (a gap after the oldest answer since it); and,
+// probe moves the proof (a gap after the oldest answer since it); while
+// idle, no later than a 25th of the timeout before the admission
+// closes, or else as soon as a probe moves the proof; and,
 // while the proof has lapsed, a gap after the last answer (no probe before
 // that proves anything new enough, and that one proves it), unless a
 // probe went since.
@@ -154,8 +182,22 @@ func (k *keeper) schedule(floor time.Time) {
 			if fresh.After(k.lastSent) {
 				at = fresh
 			}
-		case e == k.timeout/10 && moves.Before(at) && moves.After(k.lastSent) && !at.Add(e).Before(k.until()):
-			at = moves
+		case e == k.timeout/10:
+			if moves.Before(at) && moves.After(k.lastSent) && !at.Add(e).Before(k.until()) {
+				at = moves
+			}
+		default:
+			// Idle: a 25th of the timeout before the admission
+			// closes, for the answer to renew it in time, if the
+			// cadence would send it later (an acquisition's probe
+			// put the cadence off), but not before it can move the
+			// proof.
+			if c := k.admitUntil(k.until()).Add(-k.timeout / 25); c.Before(at) {
+				at = moves
+				if c.After(moves) {
+					at = c
+				}
+			}
 		}
 	}
 	if floor.After(at) {
@@ -190,18 +232,28 @@ func (k *keeper) answered(r probeResult) {
 	k.schedule(time.Time{})
 }
 
-// regrant takes a reconnect's grant of a shorter timeout than the one in
-// force: the deadline keeps to the shortest granted. opened, when the
-// reconnect's connection was opened, is a proof itself.
+// regrant takes a reconnect, granted timeout t on a connection opened at
+// opened. A grant shorter than the timeout in force shortens it (the
+// deadline keeps to the shortest granted) and, if no tickTime was given,
+// the gap to what that grant bounds the tickTime to. The reconnect proves
+// the session as a probe answered at opened would: the leader touched the
+// session after opened (it revalidates a session that a connection takes
+// over), but a leader cut off from its quorum does that too until it
+// notices, as it answers syncs (docs/semantics.md, "the leader's
+// minority"), so the proof is a gap before opened, as old as a probe's
+// would be at the least.
 func (k *keeper) regrant(t time.Duration, opened time.Time) {
-	if t >= k.timeout || k.p.proof.IsZero() {
+	if k.p.proof.IsZero() {
 		return
 	}
-	k.timeout = t
-	if opened.After(k.p.proof) {
-		k.p.proof = opened
+	if t < k.timeout {
+		k.timeout = t
+		k.p.gap = min(k.p.gap, relayGap(k.s.opts.tickTime(t)))
+	}
+	if p := opened.Add(-k.p.gap); p.After(k.p.proof) {
+		k.p.proof = p
 		// Probes sent before it prove nothing newer.
-		k.p.unused = slices.DeleteFunc(k.p.unused, func(pt probeTimes) bool { return !pt.sent.After(opened) })
+		k.p.unused = slices.DeleteFunc(k.p.unused, func(pt probeTimes) bool { return !pt.sent.After(p) })
 	}
 	k.publish()
 }

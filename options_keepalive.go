@@ -32,7 +32,7 @@ func WithTickTime(d time.Duration) Option {
 // session timeout after the session's last probe: it first waits for a new
 // proof of life, two syncs answered 0.6 × tickTime apart (see
 // WithTickTime), about 0.3 × the session timeout when no tickTime is given
-// (3 s at the default 10 s). By default an idle session probes every 0.4 ×
+// (3 s at the default 10 s). By default an idle session probes every 3/8 of
 // the timeout, which keeps a proof ready, so that an acquisition waits a
 // round trip at most while ZooKeeper answers; docs/semantics.md, "Idle
 // sessions", has the figures.

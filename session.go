@@ -36,7 +36,7 @@ import (
 // conditions, server settings included.
 //
 // While nothing is held or waited for, nobody is owed that warning: the
-// Session probes less often (every 0.4 × the timeout, or a little longer
+// Session probes less often (every 3/8 of the timeout, or a little longer
 // with a tickTime over about 0.6 × it, which keeps a proof ready for the
 // next acquisition; WithoutIdleProbes: not at all), and a deadline that
 // passes then ends nothing. The next acquisition waits for a new proof

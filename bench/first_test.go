@@ -30,7 +30,7 @@ const (
 //   - after-idle: 20 sessions, each its first Lock after idling for 60 s
 //     (ZKBENCH_FIRST_IDLE), one after the other. Session i idles i × 0.2 s
 //     longer, so that their Locks fall at 20 points of the idle probes'
-//     cycle (every 0.4 × the timeout, from each session's own start: a
+//     cycle (every 3/8 of the timeout, from each session's own start: a
 //     stagger of their connects alone would shift the cycle with them).
 //     Beside each, just before or just
 //     after it in turn, a session that holds another lock all along (so

@@ -31,7 +31,7 @@ func TestLossBeforeHandOffAfterIdleness(t *testing.T) {
 		maxSyncs   int64
 		idleProbes bool
 	}{
-		// Every 0.4 × the timeout: 6 in the idle time, not the 25 of
+		// Every 3/8 of the timeout: 6 or 7 in the idle time, not the 25 of
 		// a session that holds.
 		{"default", nil, 3, 12, true},
 		{"without idle probes", []recipes.Option{recipes.WithoutIdleProbes()}, 0, 0, false},
