@@ -26,7 +26,7 @@ func TestAdmitUntil(t *testing.T) {
 	}{
 		// Idle probes every 4 s: b (at 4) answered proves a (at 0).
 		{"idle, just after an answer", 0, []float64{4}, 4, 7.9},
-		// An acquisition at 5 made the session probe at once: that
+		// An acquisition at 5 made the session probe: that
 		// answer does not hold the next acquisition back, since a probe
 		// a gap after b's answer (7.001) proves b, renewing the deadline
 		// (9) in time.
@@ -262,7 +262,7 @@ func TestAcquisitionsAfterIdlenessBeginAtOnce(t *testing.T) {
 	// The session probes at the connect (c), and then while idle at
 	// c + 3T/8 (b), whose answer proves c, to last until c + 0.9 T. An
 	// acquisition between b and c + 0.675 T (a gap after b) made the
-	// session probe (at once, or a tenth of the timeout after b), and that
+	// session probe (soon, or a tenth of the timeout after b), and that
 	// answer closed the admission (it counted from the newest answer) until
 	// a probe a gap after b moved the proof. 0.55 T is well inside that.
 	// Idleness is what this test is about: there is no state to wait for
