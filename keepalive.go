@@ -46,6 +46,12 @@ type probeTimes struct{ sent, answered time.Time }
 // may have moved forward. Probes must be recorded in the order they were
 // sent.
 func (p *proofs) answered(probe probeTimes) time.Time {
+	if !probe.sent.After(p.proof) {
+		// Sent before a reconnect that proved the session later
+		// (keeper.regrant): it proves nothing newer, nor can a probe
+		// a gap after it.
+		return p.proof
+	}
 	cut := probe.sent.Add(-p.gap)
 	i := 0
 	for i < len(p.unused) && !p.unused[i].answered.After(cut) {

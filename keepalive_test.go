@@ -59,6 +59,17 @@ func TestProofsCreditOnlyProbesARelayGapOld(t *testing.T) {
 	}
 }
 
+// TestProofsDropProbesSentBeforeTheProof: a probe sent before a reconnect
+// that moved the proof past it and answered after is not kept as one that a
+// later probe could prove.
+func TestProofsDropProbesSentBeforeTheProof(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := proofs{gap: 100 * time.Millisecond, proof: t0.Add(500 * time.Millisecond)}
+	if got := p.answered(probeTimes{sent: t0.Add(400 * time.Millisecond), answered: t0.Add(600 * time.Millisecond)}); !got.Equal(p.proof) || len(p.unused) != 0 {
+		t.Fatalf("proof %v, %d probes kept; want the proof unchanged and none kept", got.Sub(t0), len(p.unused))
+	}
+}
+
 func TestParseServers(t *testing.T) {
 	good := map[string][]string{
 		"127.0.0.1:2181":       {"127.0.0.1:2181"},

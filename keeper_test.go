@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -86,7 +87,7 @@ func TestScheduleIdle(t *testing.T) {
 	tests := []struct {
 		name     string
 		proof    float64   // the proof of life
-		answered []float64 // send times of the probes answered since; now is just after the last answer
+		answered []float64 // send times of the probes answered since, or, negated, of one skipped last; now is just after the last
 		due      float64   // when the next probe goes
 	}{
 		// b (at 3.75) proved a (at 0): admitted until 7.9; the
@@ -98,14 +99,13 @@ func TestScheduleIdle(t *testing.T) {
 		{"after an acquisition's probe", 0, []float64{3.75, 5}, 7.5},
 		// At 6.5, too soon to prove b: the cadence would go at 10.25.
 		{"after a later acquisition's probe", 0, []float64{3.75, 6.5}, 7.5},
-		// The admission closed (a probe at 7.0005 came too soon to
-		// prove b, in a cadence of 4 s): the first probe that moves the
-		// proof goes at once it can, a gap after b's answer.
-		{"admission closed", 0, []float64{4, 7.0005}, 7.001},
+		// The probe due at 7.5 was skipped (the session suspended) or
+		// failed: the next goes on the cadence, not at once again.
+		{"a probe skipped at the admission's end", 0, []float64{3.75, -7.5}, 11.25},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			now := tt.answered[len(tt.answered)-1] + 2*rtt
+			now := math.Abs(tt.answered[len(tt.answered)-1]) + 2*rtt
 			t0 := time.Now().Add(-time.Duration(now * float64(time.Second)))
 			at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 			k := &keeper{
@@ -115,6 +115,10 @@ func TestScheduleIdle(t *testing.T) {
 			}
 			defer k.next.Stop()
 			for _, s := range tt.answered {
+				if s < 0 {
+					k.lastSent = at(-s)
+					continue
+				}
 				k.p.unused = append(k.p.unused, probeTimes{sent: at(s), answered: at(s + rtt)})
 				k.lastSent = at(s)
 			}
