@@ -160,7 +160,8 @@ func (k *keeper) woken() {
 // deadline to renew it with a tenth of the timeout to spare, as soon as a
 // probe moves the proof (a gap after the oldest answer since it); while
 // idle, no later than a 25th of the timeout before the admission
-// closes, if a probe then moves the proof; and,
+// closes, or as soon after as a probe moves the proof if that is before
+// it closes; and,
 // while the proof has lapsed, a gap after the last answer (no probe before
 // that proves anything new enough, and that one proves it), unless a
 // probe went since.
@@ -188,14 +189,21 @@ func (k *keeper) schedule(floor time.Time) {
 			}
 		default:
 			// Idle: a 25th of the timeout before the admission
-			// closes, for the answer to renew it in time, if the
-			// cadence would send it later (an acquisition's probe
-			// put the cadence off) and a probe then moves the proof.
-			// A probe that failed, or was skipped while suspended,
-			// at or after that moment leaves the cadence: sent again
-			// at once, it would fail again.
-			if c := k.admitUntil(k.until()).Add(-k.timeout / 25); c.Before(at) && c.After(moves) && c.After(k.lastSent) {
-				at = c
+			// closes, for the answer to renew it in time, or as soon
+			// after as a probe moves the proof if that is still
+			// before it closes, when the cadence would send it later
+			// (an acquisition's probe or a reconnect put the cadence
+			// off). A probe that failed, or was skipped while
+			// suspended, at or after that moment leaves the cadence:
+			// sent again at once, it would fail again.
+			if admit := k.admitUntil(k.until()); !admit.IsZero() {
+				t := admit.Add(-k.timeout / 25)
+				if moves.After(t) {
+					t = moves
+				}
+				if t.Before(at) && t.Before(admit) && t.After(k.lastSent) {
+					at = t
+				}
 			}
 		}
 	}

@@ -102,6 +102,11 @@ func TestScheduleIdle(t *testing.T) {
 		// The probe due at 7.5 was skipped (the session suspended) or
 		// failed: the next goes on the cadence, not at once again.
 		{"a probe skipped at the admission's end", 0, []float64{3.75, -7.5}, 11.25},
+		// A reconnect at 9.5 proved 6.5, and Y went at 11.25: the
+		// admission closes at 14.4, and 14.0 would prove nothing (Y
+		// was answered less than a gap before it), so the first probe
+		// that does, at 14.251, not the cadence's at 15.
+		{"after a reconnect", 6.5, []float64{11.25}, 14.251},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
