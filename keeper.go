@@ -143,10 +143,9 @@ func (k *keeper) admitUntil(until time.Time) time.Time {
 func wakeDelay(timeout time.Duration) time.Duration { return timeout / 100 }
 
 // woken takes an acquisition's wake (Need.Wake): the next probe goes on a
-// busy session's cadence, a tenth of the timeout after the last (at once,
-// if that has passed), and no sooner than wakeDelay from now if the
-// acquisition began on the proof; one that waits for a proof has it sent at
-// once.
+// busy session's cadence (schedule), and no sooner than wakeDelay from now
+// if the acquisition began on the proof; for one that waits for a proof,
+// with no such delay.
 func (k *keeper) woken() {
 	var floor time.Time
 	if now := time.Now(); now.Before(k.admitUntil(k.until())) {
