@@ -106,7 +106,11 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 // leader is proven to have heard from it: two syncs sent at least
 // 0.6 × tickTime apart (see WithTickTime), so about 0.3 × the session timeout
 // when no tickTime is given. Close ends the Session but leaves the connection
-// open.
+// open. Close the Session before the connection: go-zookeeper's
+// CreateContainer, which the recipes use for the parents of their nodes,
+// reads its reply even when Conn.Close makes it return, while the reply may
+// still be arriving (a data race inside go-zookeeper v1.0.4). Session.Close
+// returns only once no such call is in flight, and none starts after it.
 //
 // The connection's ZooKeeper session can outlive the Session: after Close,
 // or after ErrSessionLost (the client-side deadline gives up first, and the

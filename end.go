@@ -27,37 +27,50 @@ func (s *Session) finishLocked(err error) {
 	default:
 		s.setStateLocked(StateClosed)
 	}
-	if s.owned {
-		// Not inline: this may run on go-zookeeper's own goroutine, which
-		// Close waits for.
-		s.wg.Go(func() {
-			s.drain()
+	// Not inline: this may run on go-zookeeper's own goroutine, which
+	// closing the connection waits for.
+	s.wg.Go(func() {
+		s.settle()
+		if s.owned {
 			s.conn.Close()
-		})
-	}
+		}
+	})
 }
 
-// drainWait bounds how long closing the connection waits for requests in
-// flight: on a live connection they are answered within a round trip; on a
-// dead one nothing arrives that could race with the close, and a call still
-// waiting there (a release's delete) returns only once the connection is
-// closed, so the wait is kept short.
-const drainWait = 100 * time.Millisecond
+// settleWait bounds how long the end of a session waits for its container
+// creates in flight to be answered, before it closes the socket under them
+// (Connect's sessions) or gives up (see settle). On a live connection they
+// are answered within a round trip.
+const settleWait = 100 * time.Millisecond
 
-// drain waits, at most drainWait, for the requests sent through Retry to
-// return. go-zookeeper's Close makes a request in flight return at once while
-// its reader may still be decoding the answer into it (CreateContainer reads
-// the answer regardless), a data race inside go-zookeeper that closing a live
-// connection under a busy recipe would hit.
-func (s *Session) drain() {
-	idle := make(chan struct{})
-	s.wg.Go(func() {
-		s.ops.Wait() // no new request starts once the session has ended
-		close(idle)
-	})
+// settle stops the session's container creates and waits for those in
+// flight to return, so that a connection is closed only once none is (see
+// znode.Containers: go-zookeeper's CreateContainer reads its reply even
+// when Conn.Close makes it return early, while the reader may be decoding
+// into it).
+//
+// A create still unanswered after settleWait is on a slow or dead
+// connection. A session Connect made then closes its socket:
+// go-zookeeper fails the requests sent on it at once, and sends the ones
+// not sent yet on its next connection or fails them when no server
+// answers. The wait ends there, or after the session timeout at most; the
+// session's close request goes out on go-zookeeper's next connection, as
+// after any connection loss. On a connection the caller made (NewSession)
+// the session waits, at most the session timeout, so that the caller can
+// close the connection once Close returns.
+func (s *Session) settle() {
+	idle := znode.Of(s).Containers().Close()
 	select {
 	case <-idle:
-	case <-time.After(drainWait):
+		return
+	case <-time.After(settleWait):
+	}
+	if c := s.socket.Load(); c != nil {
+		c.Close()
+	}
+	select {
+	case <-idle:
+	case <-time.After(s.timeout()):
 	}
 }
 
@@ -83,10 +96,13 @@ func (s *Session) Go(f func()) bool {
 // Close ends the session and waits for its goroutines, those started by Go
 // (such as background deletes) included, to finish. A session made by
 // Connect also closes its connection, which makes ZooKeeper delete the
-// session's ephemeral nodes at once. On a connection made by the caller
-// (NewSession), a keep-alive sync still in flight is not waited for: it ends
-// when go-zookeeper answers it or gives up on the connection. Close is
-// idempotent and returns nil.
+// session's ephemeral nodes at once; it does so once no container create
+// (a recipe's parent node) is in flight on it, closing the socket under one
+// still unanswered after 100 ms (see NewSession for why). On a connection
+// made by the caller (NewSession), Close waits for such a create, at most
+// the session timeout, and a keep-alive sync still in flight is not waited
+// for: it ends when go-zookeeper answers it or gives up on the connection.
+// Close is idempotent and returns nil.
 func (s *Session) Close() error {
 	s.finish(ErrClosed)
 	s.wg.Wait()

@@ -45,8 +45,9 @@ func firstHandshakeBound(t, connect time.Duration) time.Duration {
 
 // dialer is the zk.Dialer that Connect gives go-zookeeper: dial, bounded by
 // handshakeBound for the session timeout in force, with each connection
-// wrapped in a grantConn that watches its handshake. The reason the last
-// attempt failed goes to lastErr.
+// wrapped in a grantConn that watches its handshake and kept as the
+// session's socket (see settle). The reason the last attempt failed goes to
+// lastErr.
 func (s *Session) dialer(dial zk.Dialer, lastErr *atomic.Pointer[error]) zk.Dialer {
 	return func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		bound := handshakeBound(s.timeout())
@@ -62,6 +63,7 @@ func (s *Session) dialer(dial zk.Dialer, lastErr *atomic.Pointer[error]) zk.Dial
 		now := time.Now()
 		s.dialled.Store(&now)
 		g := newGrantConn(c, &s.grantedMs, znode.Of(s).Sent())
+		s.socket.Store(g)
 		g.watch(time.Until(deadline), func() {
 			err := fmt.Errorf("%s accepted the connection but did not answer it within %v", addr, bound)
 			lastErr.Store(&err)

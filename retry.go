@@ -78,9 +78,6 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		}
 		s.mu.Lock()
 		changed, err := s.changed, s.err
-		if err == nil {
-			s.ops.Add(1)
-		}
 		s.mu.Unlock()
 		if err != nil {
 			s.endTurn(suspect)
@@ -88,7 +85,6 @@ func (s *Session) Retry(ctx context.Context, op func(conn *zk.Conn) error) error
 		}
 		znode.Of(s).Recorder().Request(ctx, retried)
 		err = writeFailed(op(s.conn))
-		s.ops.Done()
 		s.endTurn(suspect)
 		if err == nil || !znode.Retryable(err) {
 			return err

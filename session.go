@@ -57,9 +57,9 @@ type Session struct {
 	done      chan struct{}
 	ready     chan struct{} // closed on the first StateHasSession
 	wg        sync.WaitGroup
-	ops       sync.WaitGroup // requests in flight through Retry; added to only while the session lives
 
 	dialled     atomic.Pointer[time.Time] // when Connect's dialer last opened a connection
+	socket      atomic.Pointer[grantConn] // the connection Connect's dialer last opened
 	regranted   chan time.Time            // Connect: a reconnect's grant, with when its connection was opened
 	disconnects atomic.Int64              // connections lost; see Disconnects
 	suspect     chan struct{}             // held by the one Retry call sending again after a connection closed under it

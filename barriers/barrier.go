@@ -52,7 +52,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 	// Retry sends nothing for an ended ctx.
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
 		for {
-			_, err := znode.Create(conn, b.at.Dir, zk.FlagPersistent, b.at.Data, znode.ACLsFor(b.sess, b.at.Dir))
+			_, err := znode.Create(b.sess, conn, b.at.Dir, zk.FlagPersistent, b.at.Data, b.at.Dir)
 			if !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}

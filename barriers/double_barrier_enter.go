@@ -87,7 +87,7 @@ func (b *DoubleBarrier) enter(ctx context.Context) error {
 		return listing{names, err}
 	})
 	err := b.sess.Retry(ctx, func(conn *zk.Conn) error {
-		_, err := znode.Create(conn, b.node, zk.FlagEphemeral, b.at.Data, znode.ACLsFor(b.sess, b.at.Dir))
+		_, err := znode.Create(b.sess, conn, b.node, zk.FlagEphemeral, b.at.Data, b.at.Dir)
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil // ours: a retry after the reply to our create was lost
 		}

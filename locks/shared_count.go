@@ -78,7 +78,7 @@ func SetSharedCount(ctx context.Context, sess *recipes.Session, countPath string
 		case !errors.Is(err, zk.ErrNoNode):
 			return znode.RefusedRead(err, full)
 		}
-		_, err = znode.Create(conn, full, zk.FlagPersistent, value, znode.ACLsFor(sess, full))
+		_, err = znode.Create(sess, conn, full, zk.FlagPersistent, value, full)
 		if errors.Is(err, zk.ErrNodeExists) {
 			_, err = znode.Set(conn, full, value, -1)
 		}

@@ -52,7 +52,7 @@ func create(ctx context.Context, sess znode.Session, spec Spec) (string, *listed
 			}
 		}
 		tried = true
-		p, err := znode.Create(conn, name, flags, spec.Data, znode.ACLsFor(sess, spec.top()))
+		p, err := znode.Create(sess, conn, name, flags, spec.Data, spec.top())
 		path = p
 		return err
 	})

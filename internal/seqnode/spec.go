@@ -9,7 +9,7 @@ package seqnode
 // any goroutine; every recipe's are pure functions of their arguments.
 type Spec struct {
 	Dir       string    // directory holding the lock nodes; created as containers
-	Top       string    // the recipe's own path: Dir or one above it; "" for Dir (see znode.ACLs)
+	Top       string    // the recipe's own path: Dir or one above it; "" for Dir (see znode.Create)
 	Prefix    string    // lock name of our node: "lock-", "__READ__", "__WRIT__", "lease-"
 	Siblings  []string  // lock names that order the directory; default {Prefix}
 	Data      []byte    // our node's data

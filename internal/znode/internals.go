@@ -17,15 +17,17 @@ type Internals struct {
 
 // Parts are a session's internals as the internal packages use them: where
 // the recipes record what they do (Recorder), the creates and deletes it
-// writes (Sent), what the recipe packages keep for it (State), and what its
-// acquisitions need of its keep-alive (Need). They
-// are not embedded in the Session, so their methods are not the Session's.
+// writes (Sent), what the recipe packages keep for it (State), what its
+// acquisitions need of its keep-alive (Need), and its container creates in
+// flight (Containers). They are not embedded in the Session, so their
+// methods are not the Session's.
 type Parts struct {
 	rec   *telemetry.Recorder
 	sees  bool // the session sees what it writes: Connect made its connection
 	sent  Sent
 	state State
 	need  Need
+	cont  Containers
 }
 
 // NewInternals returns a session's internals: rec records for it, and
@@ -56,3 +58,6 @@ func (p *Parts) Sent() *Sent {
 
 // State is what the recipe packages keep for the session.
 func (p *Parts) State() *State { return &p.state }
+
+// Containers are the session's container creates in flight.
+func (p *Parts) Containers() *Containers { return &p.cont }

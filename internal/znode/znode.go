@@ -19,37 +19,37 @@ import (
 	"github.com/zkrecipes/recipes/internal/zpath"
 )
 
-// ACLs are the ACLs of the nodes a recipe creates: the node at Top (the
-// recipe's own path) and every node below it get Node (recipes.WithACL);
-// the container parents made above Top get Parent (recipes.WithParentACL).
-type ACLs struct {
-	Top    string
-	Node   []zk.ACL
-	Parent []zk.ACL
+// acls are the ACLs of the nodes a recipe creates: the node at top (the
+// recipe's own path) and every node below it get node (recipes.WithACL);
+// the container parents made above top get parent (recipes.WithParentACL).
+type acls struct {
+	top    string
+	node   []zk.ACL
+	parent []zk.ACL
 }
 
-// ACLsFor are sess's ACLs for a recipe at top.
-func ACLsFor(sess Session, top string) ACLs {
-	return ACLs{Top: top, Node: sess.ACL(), Parent: sess.ParentACL()}
+// aclsFor are sess's ACLs for a recipe at top.
+func aclsFor(sess Session, top string) acls {
+	return acls{top: top, node: sess.ACL(), parent: sess.ParentACL()}
 }
 
-// For is the ACL of the node at path.
-func (a ACLs) For(path string) []zk.ACL {
-	if path == a.Top || strings.HasPrefix(path, a.Top+"/") || a.Parent == nil {
-		return a.Node
+// of is the ACL of the node at path.
+func (a acls) of(path string) []zk.ACL {
+	if path == a.top || strings.HasPrefix(path, a.top+"/") || a.parent == nil {
+		return a.node
 	}
-	return a.Parent
+	return a.parent
 }
 
-// Create creates the node at path, one of a recipe's own (at or under
-// acls.Top, so its ACL is acls.Node), creating its parent and the parent's
-// missing ancestors as containers when ZooKeeper reports the parent
-// missing. A container may be reaped between the two steps, so it tries a
-// few times. A refusal (zk.ErrNoAuth) names the node whose ACL refused it
-// (Denied).
-func Create(conn *zk.Conn, path string, flags int32, data []byte, acls ACLs) (string, error) {
+// Create creates the node at path on sess's connection conn, one of a
+// recipe's own (at or under top, the recipe's path, so its ACL is
+// sess.ACL()), creating its parent and the parent's missing ancestors as
+// containers when ZooKeeper reports the parent missing. A container may be
+// reaped between the two steps, so it tries a few times. A refusal
+// (zk.ErrNoAuth) names the node whose ACL refused it (Denied).
+func Create(sess Session, conn *zk.Conn, path string, flags int32, data []byte, top string) (string, error) {
 	for range 3 {
-		p, err := conn.Create(path, data, flags, acls.Node)
+		p, err := conn.Create(path, data, flags, sess.ACL())
 		if err == nil {
 			return p, nil
 		}
@@ -57,25 +57,27 @@ func Create(conn *zk.Conn, path string, flags int32, data []byte, acls ACLs) (st
 		if !errors.Is(err, zk.ErrNoNode) || len(ancestors) == 0 {
 			return p, RefusedCreate(err, path)
 		}
-		if err := EnsureContainer(conn, ancestors[0], acls); err != nil {
+		if err := ensureContainer(sess, conn, ancestors[0], top); err != nil {
 			return "", err
 		}
 	}
 	return "", fmt.Errorf("parent %s keeps disappearing: %w", parentOf(path), zk.ErrNoNode)
 }
 
-// EnsureContainer creates dir as a container node, and its missing ancestors
-// before it, nearest first, each with its ACL from acls. An existing dir
+// ensureContainer creates dir as a container node, and its missing
+// ancestors before it, nearest first, for a recipe at top (their ACLs are
+// those of aclsFor), through the session's Containers. An existing dir
 // costs one request.
-func EnsureContainer(conn *zk.Conn, dir string, acls ACLs) error {
-	_, err := conn.CreateContainer(dir, nil, zk.FlagContainer, acls.For(dir))
+func ensureContainer(sess Session, conn *zk.Conn, dir, top string) error {
+	cont, acl := Of(sess).Containers(), aclsFor(sess, top)
+	err := cont.create(conn, dir, acl.of(dir))
 	if errors.Is(err, zk.ErrNoNode) {
 		if ancestors := zpath.Ancestors(dir); len(ancestors) > 0 {
-			if err := EnsureContainer(conn, ancestors[0], acls); err != nil {
+			if err := ensureContainer(sess, conn, ancestors[0], top); err != nil {
 				return err
 			}
 		}
-		_, err = conn.CreateContainer(dir, nil, zk.FlagContainer, acls.For(dir))
+		err = cont.create(conn, dir, acl.of(dir))
 	}
 	if err == nil || errors.Is(err, zk.ErrNodeExists) {
 		return nil
