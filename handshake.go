@@ -63,13 +63,13 @@ func (s *Session) dialer(dial zk.Dialer, lastErr *atomic.Pointer[error]) zk.Dial
 		now := time.Now()
 		s.dialled.Store(&now)
 		g := newGrantConn(c, &s.grantedMs, znode.Of(s).Sent())
-		s.socket.Store(g)
 		g.watch(time.Until(deadline), func() {
 			err := fmt.Errorf("%s accepted the connection but did not answer it within %v", addr, bound)
 			lastErr.Store(&err)
 			znode.Of(s).Recorder().Logger().LogAttrs(context.Background(), slog.LevelWarn, "zookeeper server did not answer",
 				slog.String("server", addr), slog.Duration("within", bound))
 		})
+		s.socket.Store(g) // after watch, which sets what Close reads
 		return g, nil
 	}
 }
