@@ -112,7 +112,7 @@ func (c *heldConn) Close() error {
 // under that create. Here the reply to the create is held until the close
 // request is written. Close closes the socket under the create, which fails
 // it, and only then the connection, so the reply is never read. Closing the
-// connection first (as before this test) lets the reply through while the
+// connection first (as the session did before 384a55c) lets the reply through while the
 // create returns, which -race reports.
 func TestCloseWaitsForContainerCreate(t *testing.T) {
 	t.Parallel()
