@@ -128,7 +128,7 @@ func (c *mutedConn) Close() error {
 func TestHoldSurvivesALateReconnect(t *testing.T) {
 	t.Parallel()
 	const timeout = 20 * time.Second
-	gap := testTickTime/2 + testTickTime/10 // the relay gap for the tickTime the session is told
+	gap := testTickTime * 6 / 10 // the relay gap, 0.6 × the tickTime the session is told (docs/semantics.md)
 	admin, root := newRoot(t)
 	path := root + "/lock"
 	proxy := testenv.ProxyT(t)
